@@ -1,1 +1,6 @@
-fn main() {}
+//! `warpscope`: with no subcommand, opens the explorer window; `list`, `report`, … work
+//! headless (see `warpscope --help`).
+
+fn main() -> std::process::ExitCode {
+    warpscope::cli::main()
+}

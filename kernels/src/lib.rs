@@ -1,1 +1,150 @@
-//! placeholder
+//! # warpscope-kernels
+//!
+//! The real-GPU side of warpscope: adapter selection and, as labs land, the lecture's kernels
+//! as WGSL compute shaders verified against `warpscope-core`.
+//!
+//! [`DeviceContext::open`] picks an adapter (the `WGPU_BACKEND` / `WGPU_ADAPTER_NAME`
+//! environment variables override the choice; otherwise a discrete GPU is preferred) and
+//! reports what it is; with no adapter at all it returns [`NoAdapter`], and the app runs in
+//! simulation and says so.
+
+use serde::Serialize;
+
+/// What the chosen adapter is and can do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdapterReport {
+    /// The adapter's name, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)` or `NVIDIA H200`.
+    pub name: String,
+    /// Backend: `Vulkan`, `Metal`, `Dx12`, `Gl`.
+    pub backend: String,
+    /// `DiscreteGpu`, `IntegratedGpu`, `Cpu`, …
+    pub device_type: String,
+    /// Driver name and version.
+    pub driver: String,
+    /// Smallest subgroup (warp) size the adapter may use (lanes).
+    pub subgroup_min_size: u32,
+    /// Largest subgroup size (lanes).
+    pub subgroup_max_size: u32,
+    /// GPU timestamp queries available (kernel timing on the device).
+    pub timestamps: bool,
+    /// Subgroup operations (shuffles) available in shaders.
+    pub subgroups: bool,
+    /// `f16` arithmetic and storage in shaders.
+    pub shader_f16: bool,
+}
+
+/// No usable adapter: the reason, to show in the banner and CLI.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no GPU adapter: {0}. warpscope runs in simulation; install a Vulkan driver (e.g. Mesa's lavapipe: apt-get install mesa-vulkan-drivers) to run kernels for real"
+)]
+pub struct NoAdapter(pub String);
+
+/// An opened adapter and device.
+#[derive(Debug)]
+pub struct DeviceContext {
+    /// The adapter.
+    pub adapter: wgpu::Adapter,
+    /// The logical device, with every optional feature warpscope uses that the adapter has.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// What it is.
+    pub report: AdapterReport,
+}
+
+/// Features warpscope asks for when the adapter has them.
+fn wanted_features() -> wgpu::Features {
+    wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SUBGROUP | wgpu::Features::SHADER_F16
+}
+
+fn report_of(adapter: &wgpu::Adapter) -> AdapterReport {
+    let info = adapter.get_info();
+    let f = adapter.features();
+    AdapterReport {
+        name: info.name,
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: format!("{} {}", info.driver, info.driver_info)
+            .trim()
+            .to_owned(),
+        subgroup_min_size: info.subgroup_min_size,
+        subgroup_max_size: info.subgroup_max_size,
+        timestamps: f.contains(wgpu::Features::TIMESTAMP_QUERY),
+        subgroups: f.contains(wgpu::Features::SUBGROUP),
+        shader_f16: f.contains(wgpu::Features::SHADER_F16),
+    }
+}
+
+impl DeviceContext {
+    /// Opens the preferred adapter (a discrete GPU when there is one; `WGPU_BACKEND` and
+    /// `WGPU_ADAPTER_NAME` override) and a device with the features in [`AdapterReport`].
+    ///
+    /// # Errors
+    /// [`NoAdapter`] when no driver offers an adapter or the device cannot be created.
+    pub fn open() -> Result<Self, NoAdapter> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        let wanted_name = std::env::var("WGPU_ADAPTER_NAME")
+            .ok()
+            .map(|s| s.to_lowercase());
+        let rank = |a: &wgpu::Adapter| {
+            let info = a.get_info();
+            if wanted_name
+                .as_ref()
+                .is_some_and(|n| info.name.to_lowercase().contains(n.as_str()))
+            {
+                return 0;
+            }
+            match info.device_type {
+                wgpu::DeviceType::DiscreteGpu => 1,
+                wgpu::DeviceType::IntegratedGpu => 2,
+                wgpu::DeviceType::VirtualGpu => 3,
+                wgpu::DeviceType::Cpu => 4,
+                wgpu::DeviceType::Other => 5,
+            }
+        };
+        let adapter = adapters.into_iter().min_by_key(rank).ok_or_else(|| {
+            NoAdapter("no Vulkan, Metal, DX12 or GL driver offered an adapter".to_owned())
+        })?;
+        let report = report_of(&adapter);
+        let features = adapter.features() & wanted_features();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("warpscope"),
+            required_features: features,
+            required_limits: adapter.limits(),
+            ..Default::default()
+        }))
+        .map_err(|e| NoAdapter(format!("{} offered no device: {e}", report.name)))?;
+        Ok(DeviceContext {
+            adapter,
+            device,
+            queue,
+            report,
+        })
+    }
+}
+
+/// Whether tests that need an adapter must fail rather than skip: true in CI (`CI` set).
+pub fn adapter_required() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_adapter_is_found_and_described() {
+        match DeviceContext::open() {
+            Ok(ctx) => {
+                assert!(!ctx.report.name.is_empty());
+                assert!(ctx.report.subgroup_max_size >= ctx.report.subgroup_min_size);
+                eprintln!("adapter: {:?}", ctx.report);
+            }
+            Err(e) if !adapter_required() => eprintln!("skipped: no adapter ({e})"),
+            Err(e) => panic!("CI must provide a GPU adapter (lavapipe): {e}"),
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The command line: `warpscope [gui]`, `warpscope list`, `warpscope report SCENE --set k=v
+//! --json`, `warpscope adapter`. Exit status 0 on success, 2 for an invalid parameter or
+//! unknown scene (the message names the parameter and its valid range), 1 for anything else.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use warpscope_core::Error;
+use warpscope_core::params::{ParamKind, ParamValues};
+use warpscope_core::scene;
+
+/// warpscope — step through GPU training kernels warp by warp (lecture: LightSeq2 training).
+#[derive(Debug, Parser)]
+#[command(name = "warpscope", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do; with none, the explorer window opens.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Open the explorer window (the default).
+    Gui {
+        /// Scene to open first (an id from `warpscope list`).
+        #[arg(long)]
+        scene: Option<String>,
+    },
+    /// Print every scene id, one per line.
+    List {
+        /// Also print each scene's lecture section and title.
+        #[arg(long)]
+        long: bool,
+        /// Print the scenes and their parameters as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compute one scene and print its result.
+    Report {
+        /// The scene id (see `warpscope list`).
+        scene: String,
+        /// Set a parameter, e.g. `--set threads=256` (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Print `{"scene", "params", "result"}` as JSON (the default prints the same, pretty).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Describe the GPU adapter warpscope would use for real runs.
+    Adapter,
+}
+
+/// Runs the CLI with the process's arguments.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => crate::gui::run(None),
+        Some(Command::Gui { scene }) => crate::gui::run(scene),
+        Some(Command::List { long, json }) => list(long, json),
+        Some(Command::Report { scene, set, json }) => match report(&scene, &set) {
+            Ok(r) => {
+                let text = if json {
+                    serde_json::to_string(&r)
+                } else {
+                    serde_json::to_string_pretty(&r)
+                };
+                match text {
+                    Ok(t) => {
+                        println!("{t}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => fail(1, &format!("could not print the result: {e}")),
+                }
+            }
+            Err(e) => fail(2, &e.to_string()),
+        },
+        Some(Command::Adapter) => match warpscope_kernels::DeviceContext::open() {
+            Ok(ctx) => {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&ctx.report).unwrap_or_default()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(1, &e.to_string()),
+        },
+    }
+}
+
+fn fail(code: u8, message: &str) -> ExitCode {
+    eprintln!("warpscope: {message}");
+    ExitCode::from(code)
+}
+
+/// Parses `--set` assignments for `scene_id` and computes the scene.
+///
+/// # Errors
+/// [`Error::UnknownScene`] or [`Error::InvalidParam`] (exit status 2), or the scene's own error.
+pub fn report(scene_id: &str, set: &[String]) -> Result<scene::Report, Error> {
+    let s = scene::find(scene_id)?;
+    let mut values = ParamValues::defaults(s.params);
+    for a in set {
+        values.set_assignment(s.params, a)?;
+    }
+    s.report(values)
+}
+
+fn list(long: bool, json: bool) -> ExitCode {
+    if json {
+        let all: Vec<_> = scene::scenes()
+            .map(|s| {
+                let params: Vec<_> = s
+                    .params
+                    .iter()
+                    .map(|p| {
+                        let range = match &p.kind {
+                            ParamKind::Int { min, max, .. } => serde_json::json!([min, max]),
+                            ParamKind::Float { min, max, .. } => serde_json::json!([min, max]),
+                            ParamKind::Choice { options, .. } => serde_json::json!(options),
+                            ParamKind::Text { .. } => serde_json::Value::Null,
+                        };
+                        serde_json::json!({"name": p.name, "label": p.label, "default": p.default_value(), "range": range})
+                    })
+                    .collect();
+                serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "params": params})
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(all));
+    } else {
+        for s in scene::scenes() {
+            if long {
+                println!("{:<22} {:<6} {}", s.id, s.section, s.title);
+            } else {
+                println!("{}", s.id);
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

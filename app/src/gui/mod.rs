@@ -1,0 +1,433 @@
+//! The explorer window: a navigator with the lecture's sections, one scene at a time with its
+//! parameter panel, the stepper and the scene's views. Computations run off the UI thread; the
+//! last good result stays on screen while a new one is computed or when parameters are invalid.
+
+pub mod fonts;
+pub mod params;
+pub mod stepper;
+pub mod views;
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use warpscope_core::Error;
+use warpscope_core::params::ParamValues;
+use warpscope_core::scene::{self, Scene};
+
+use self::stepper::Stepper;
+use self::views::Computed;
+
+/// The lecture's chapters as the navigator shows them, with the scenes each will hold
+/// (SCENES.md). Ids not in the registry yet are listed as "not built yet".
+pub const CHAPTERS: &[(&str, &str, &[&str])] = &[
+    ("Foundations", "warp-level model", &["reduction", "banks"]),
+    (
+        "§2",
+        "LayerNorm backward",
+        &[
+            "layernorm-formulas",
+            "layernorm-syncs",
+            "layernorm-bytes",
+            "layernorm-error",
+            "layernorm-dgamma",
+        ],
+    ),
+    (
+        "§3",
+        "Softmax backward",
+        &[
+            "softmax-formula",
+            "softmax-warp",
+            "softmax-fusion",
+            "softmax-saved",
+        ],
+    ),
+    (
+        "§4",
+        "Mixed-precision trainer",
+        &["trainer-census", "trainer-workspace", "trainer-fp16"],
+    ),
+    (
+        "§5",
+        "Memory",
+        &[
+            "memory-lifetimes",
+            "memory-plan",
+            "memory-allocator",
+            "memory-snapshot",
+        ],
+    ),
+    ("§6", "The whole step", &["step-ledger"]),
+    ("§9", "Exercises", &["exercises"]),
+];
+
+/// Whether real GPU runs are possible, as the banner says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AdapterStatus {
+    /// Not looked for (tests, or not yet asked).
+    NotProbed,
+    /// Looking (on a background thread).
+    Probing,
+    /// Found: its name and backend.
+    Found(String),
+    /// None: why.
+    Missing(String),
+}
+
+struct Job {
+    rx: mpsc::Receiver<Result<Computed, Error>>,
+    started: Instant,
+}
+
+/// An error as the parameter panel shows it: (the parameter it names, or "", the message).
+fn error_entry(e: &Error) -> (String, String) {
+    match e {
+        Error::InvalidParam { name, .. } => (name.clone(), e.to_string()),
+        _ => (String::new(), e.to_string()),
+    }
+}
+
+/// One scene's state in the window.
+pub struct SceneState {
+    /// The registry entry.
+    pub scene: &'static Scene,
+    /// Current parameter values (may be invalid; the error says why).
+    pub values: ParamValues,
+    /// The last good result.
+    pub computed: Option<Arc<Computed>>,
+    /// The last error: (parameter name or "", message).
+    pub error: Option<(String, String)>,
+    /// Where the stepper stands.
+    pub stepper: Stepper,
+    /// Per-view choices (which variant, which request, …).
+    pub view: views::ViewState,
+    job: Option<Job>,
+    dirty: bool,
+}
+
+impl SceneState {
+    fn new(scene: &'static Scene) -> Self {
+        SceneState {
+            scene,
+            values: scene.defaults(),
+            computed: None,
+            error: None,
+            stepper: Stepper::default(),
+            view: views::ViewState::default(),
+            job: None,
+            dirty: true,
+        }
+    }
+
+    /// Starts a computation when parameters changed and none is running; collects a finished one.
+    fn poll(&mut self, ctx: &egui::Context) {
+        if let Some(job) = &self.job {
+            match job.rx.try_recv() {
+                Ok(Ok(c)) => {
+                    self.computed = Some(Arc::new(c));
+                    self.error = None;
+                    self.job = None;
+                    let len = self
+                        .computed
+                        .as_ref()
+                        .map_or(0, |c| c.timeline_len(&self.view));
+                    self.stepper.pos = self.stepper.pos.min(len.saturating_sub(1));
+                }
+                Ok(Err(e)) => {
+                    self.error = Some(error_entry(&e));
+                    self.job = None;
+                }
+                Err(mpsc::TryRecvError::Empty) => {
+                    ctx.request_repaint_after(std::time::Duration::from_millis(30))
+                }
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    self.error = Some((
+                        String::new(),
+                        "the computation stopped unexpectedly".to_owned(),
+                    ));
+                    self.job = None;
+                }
+            }
+        }
+        if self.dirty && self.job.is_none() {
+            self.dirty = false;
+            let (tx, rx) = mpsc::channel();
+            let (scene, values, ctx2) = (self.scene, self.values.clone(), ctx.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("compute {}", scene.id))
+                .spawn(move || {
+                    let r = views::compute(scene, values);
+                    let _ = tx.send(r);
+                    ctx2.request_repaint();
+                });
+            match spawned {
+                Ok(_) => {
+                    self.job = Some(Job {
+                        rx,
+                        started: Instant::now(),
+                    })
+                }
+                Err(e) => {
+                    self.error = Some((
+                        String::new(),
+                        format!("could not start the computation: {e}"),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Computes synchronously (tests and headless export).
+    pub fn compute_now(&mut self) {
+        self.dirty = false;
+        self.job = None;
+        match views::compute(self.scene, self.values.clone()) {
+            Ok(c) => {
+                self.computed = Some(Arc::new(c));
+                self.error = None;
+            }
+            Err(e) => self.error = Some(error_entry(&e)),
+        }
+    }
+}
+
+/// The explorer.
+pub struct WarpscopeApp {
+    /// The scene on screen.
+    pub selected: &'static str,
+    states: HashMap<&'static str, SceneState>,
+    adapter: AdapterStatus,
+    adapter_rx: Option<mpsc::Receiver<AdapterStatus>>,
+    /// Compute on the UI thread (tests and headless rendering want the result in the same frame).
+    pub synchronous: bool,
+    fonts_installed: bool,
+}
+
+impl WarpscopeApp {
+    /// A window showing `scene` (the reduction scene by default), without probing for a GPU.
+    pub fn new(scene: Option<&str>) -> Self {
+        let selected = scene
+            .and_then(|id| scene::find(id).ok())
+            .map_or("reduction", |s| s.id);
+        WarpscopeApp {
+            selected,
+            states: HashMap::new(),
+            adapter: AdapterStatus::NotProbed,
+            adapter_rx: None,
+            synchronous: false,
+            fonts_installed: false,
+        }
+    }
+
+    /// Looks for a GPU adapter on a background thread; the banner shows the outcome.
+    pub fn probe_adapter(&mut self) {
+        let (tx, rx) = mpsc::channel();
+        let _ = std::thread::Builder::new()
+            .name("adapter probe".into())
+            .spawn(move || {
+                let s = match warpscope_kernels::DeviceContext::open() {
+                    Ok(c) => AdapterStatus::Found(format!(
+                        "{} ({}, {})",
+                        c.report.name, c.report.backend, c.report.device_type
+                    )),
+                    Err(e) => AdapterStatus::Missing(e.0),
+                };
+                let _ = tx.send(s);
+            });
+        self.adapter = AdapterStatus::Probing;
+        self.adapter_rx = Some(rx);
+    }
+
+    /// The state of scene `id`, created at its lecture defaults on first use.
+    pub fn state(&mut self, id: &'static str) -> Option<&mut SceneState> {
+        let s = scene::find(id).ok()?;
+        Some(
+            self.states
+                .entry(s.id)
+                .or_insert_with(|| SceneState::new(s)),
+        )
+    }
+
+    /// Draws the whole window into `ui`.
+    pub fn show(&mut self, ui: &mut egui::Ui) {
+        if !self.fonts_installed {
+            fonts::install(ui.ctx());
+            self.fonts_installed = true;
+        }
+        if let Some(rx) = &self.adapter_rx
+            && let Ok(s) = rx.try_recv()
+        {
+            self.adapter = s;
+            self.adapter_rx = None;
+        }
+        egui::Panel::top("banner").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.heading("warpscope");
+                ui.label("· LightSeq2 training kernels, warp by warp");
+                ui.with_layout(
+                    egui::Layout::right_to_left(egui::Align::Center),
+                    |ui| match &self.adapter {
+                        AdapterStatus::NotProbed => {}
+                        AdapterStatus::Probing => {
+                            ui.spinner();
+                            ui.label("looking for a GPU adapter…");
+                        }
+                        AdapterStatus::Found(name) => {
+                            ui.label(format!("GPU: {name}"));
+                        }
+                        AdapterStatus::Missing(why) => {
+                            ui.colored_label(
+                                ui.visuals().warn_fg_color,
+                                "Simulation only: no GPU adapter",
+                            )
+                            .on_hover_text(why);
+                        }
+                    },
+                );
+            });
+        });
+        egui::Panel::left("navigator")
+            .default_size(230.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| self.navigator(ui));
+            });
+        let (id, synchronous) = (self.selected, self.synchronous);
+        let Some(state) = self.state(id) else {
+            egui::CentralPanel::default().show(ui, |ui| {
+                ui.label(format!("Scene `{id}` is not built yet."));
+            });
+            return;
+        };
+        if synchronous && state.dirty {
+            state.compute_now();
+        }
+        state.poll(ui.ctx());
+        egui::Panel::left("parameters")
+            .default_size(250.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    ui.heading("Parameters");
+                    ui.label(egui::RichText::new(state.scene.summary).small());
+                    ui.separator();
+                    if params::panel(
+                        ui,
+                        state.scene.params,
+                        &mut state.values,
+                        state.error.as_ref(),
+                    ) {
+                        state.dirty = true;
+                    }
+                    if let Some((name, msg)) = &state.error
+                        && !state.scene.params.iter().any(|p| p.name == name)
+                    {
+                        ui.colored_label(ui.visuals().error_fg_color, msg);
+                    }
+                    if let Some(job) = &state.job {
+                        ui.horizontal(|ui| {
+                            ui.spinner();
+                            ui.label(format!(
+                                "computing… {:.1} s",
+                                job.started.elapsed().as_secs_f32()
+                            ));
+                        });
+                    }
+                });
+            });
+        egui::CentralPanel::default().show(ui, |ui| {
+            ui.heading(format!("{} {}", state.scene.section, state.scene.title));
+            ui.separator();
+            egui::ScrollArea::vertical().show(ui, |ui| match state.computed.clone() {
+                Some(c) => views::show(ui, &c, state),
+                None if state.error.is_some() => {
+                    ui.label("No result: fix the parameter on the left.");
+                }
+                None => {
+                    ui.spinner();
+                }
+            });
+        });
+    }
+
+    fn navigator(&mut self, ui: &mut egui::Ui) {
+        for (section, title, ids) in CHAPTERS {
+            ui.label(egui::RichText::new(format!("{section} {title}")).strong());
+            let extra: Vec<&'static str> = scene::scenes()
+                .filter(|s| {
+                    s.section.starts_with(section)
+                        && !ids.contains(&s.id)
+                        && !CHAPTERS.iter().any(|c| c.2.contains(&s.id))
+                })
+                .map(|s| s.id)
+                .collect();
+            for id in ids.iter().copied().chain(extra) {
+                match scene::find(id) {
+                    Ok(s) => {
+                        if ui
+                            .selectable_label(self.selected == s.id, s.id)
+                            .on_hover_text(s.title)
+                            .clicked()
+                        {
+                            self.selected = s.id;
+                        }
+                    }
+                    Err(_) => {
+                        ui.add_enabled(
+                            false,
+                            egui::Button::selectable(false, format!("{id} (not built yet)")),
+                        );
+                    }
+                }
+            }
+            ui.add_space(6.0);
+        }
+    }
+}
+
+impl eframe::App for WarpscopeApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.show(ui);
+    }
+}
+
+/// Opens the window; without a display, explains how to work headless instead.
+pub fn run(scene: Option<String>) -> ExitCode {
+    let has_display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    if !has_display && cfg!(target_os = "linux") {
+        eprintln!(
+            "warpscope: no display (neither DISPLAY nor WAYLAND_DISPLAY is set), so the window cannot open.\n\
+             Headless, use `warpscope list` and `warpscope report SCENE --json`; or run under Xvfb:\n\
+             Xvfb :99 & DISPLAY=:99 warpscope"
+        );
+        return ExitCode::from(1);
+    }
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("warpscope")
+            .with_inner_size([1400.0, 900.0]),
+        renderer: eframe::Renderer::Wgpu,
+        ..Default::default()
+    };
+    let result = eframe::run_native(
+        "warpscope",
+        options,
+        Box::new(move |_cc| {
+            let mut app = WarpscopeApp::new(scene.as_deref());
+            app.probe_adapter();
+            Ok(Box::new(app))
+        }),
+    );
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!(
+                "warpscope: the window could not open ({e}).\n\
+                 Headless, use `warpscope list` and `warpscope report SCENE --json`."
+            );
+            ExitCode::from(1)
+        }
+    }
+}

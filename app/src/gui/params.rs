@@ -1,0 +1,89 @@
+//! The parameter panel every scene gets for free: one control per [`ParamSpec`] — a slider for
+//! numbers (logarithmic where the spec says so), a drop-down for choices, a text field for text.
+
+use warpscope_core::params::{ParamKind, ParamSpec, ParamValue, ParamValues};
+
+/// Draws the controls; returns true when a value changed. `error` (from the last computation)
+/// is shown under the control it names.
+pub fn panel(
+    ui: &mut egui::Ui,
+    specs: &[ParamSpec],
+    values: &mut ParamValues,
+    error: Option<&(String, String)>,
+) -> bool {
+    let mut changed = false;
+    for spec in specs {
+        let current = values
+            .0
+            .get(spec.name)
+            .cloned()
+            .unwrap_or_else(|| spec.default_value());
+        let mut next = current.clone();
+        let label = ui.label(spec.label).id;
+        match (&spec.kind, &mut next) {
+            (ParamKind::Int { min, max, log, .. }, ParamValue::Int(v)) => {
+                ui.add(
+                    egui::Slider::new(v, *min..=*max)
+                        .logarithmic(*log)
+                        .clamping(egui::SliderClamping::Always),
+                )
+                .labelled_by(label);
+            }
+            (ParamKind::Float { min, max, log, .. }, ParamValue::Float(v)) => {
+                ui.add(
+                    egui::Slider::new(v, *min..=*max)
+                        .logarithmic(*log)
+                        .clamping(egui::SliderClamping::Always),
+                )
+                .labelled_by(label);
+            }
+            (ParamKind::Choice { options, .. }, ParamValue::Text(v)) => {
+                egui::ComboBox::from_id_salt(spec.name)
+                    .width(120.0)
+                    .selected_text(v.clone())
+                    .show_ui(ui, |ui| {
+                        for o in *options {
+                            ui.selectable_value(v, (*o).to_owned(), *o);
+                        }
+                    })
+                    .response
+                    .labelled_by(label);
+            }
+            (ParamKind::Text { .. }, ParamValue::Text(v)) => {
+                let id = ui.make_persistent_id(("text-param", spec.name));
+                let mut draft = ui
+                    .data_mut(|d| d.get_temp::<String>(id))
+                    .unwrap_or_else(|| v.clone());
+                let r = ui
+                    .add(egui::TextEdit::singleline(&mut draft).hint_text(spec.label))
+                    .labelled_by(label);
+                if r.lost_focus() && draft != *v {
+                    *v = draft.clone();
+                }
+                ui.data_mut(|d| d.insert_temp(id, draft));
+            }
+            _ => {
+                next = spec.default_value();
+            }
+        }
+        if let Some((name, message)) = error
+            && name == spec.name
+        {
+            ui.colored_label(ui.visuals().error_fg_color, message);
+        }
+        ui.add_space(4.0);
+        if next != current {
+            values.0.insert(spec.name.to_owned(), next);
+            changed = true;
+        }
+    }
+    if ui
+        .button("Lecture defaults")
+        .on_hover_text("Reset every parameter to the lecture's value")
+        .clicked()
+    {
+        *values = ParamValues::defaults(specs);
+        changed = true;
+    }
+    changed
+}

@@ -1,0 +1,174 @@
+//! The stepper shared by every scene with a trace: play/pause, step one event (forward or
+//! back), step to the next warp, jump to the next barrier, scrub, speed; keyboard: space
+//! (play/pause), ← and → (one event).
+
+use warpscope_core::simt::{EventKind, Trace};
+
+/// Where the stepper stands in a trace's timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stepper {
+    /// Index into [`Trace::timeline`]: the event shown (already executed).
+    pub pos: usize,
+    /// Advancing by itself.
+    pub playing: bool,
+    /// Events per second while playing (1..=200).
+    pub speed: f32,
+    carry: f32,
+}
+
+impl Default for Stepper {
+    fn default() -> Self {
+        Stepper {
+            pos: 0,
+            playing: false,
+            speed: 8.0,
+            carry: 0.0,
+        }
+    }
+}
+
+impl Stepper {
+    /// One event forward (stops at the end).
+    pub fn step(&mut self, len: usize) {
+        self.pos = (self.pos + 1).min(len.saturating_sub(1));
+    }
+
+    /// One event back.
+    pub fn back(&mut self) {
+        self.pos = self.pos.saturating_sub(1);
+    }
+
+    /// Forward to the first event of a different warp than the current one.
+    pub fn next_warp(&mut self, timeline: &[(usize, usize)]) {
+        let Some(&(w, _)) = timeline.get(self.pos) else {
+            return;
+        };
+        self.pos = timeline
+            .iter()
+            .enumerate()
+            .skip(self.pos + 1)
+            .find(|(_, (w2, _))| *w2 != w)
+            .map_or(timeline.len().saturating_sub(1), |(i, _)| i);
+    }
+
+    /// Forward to the next barrier event.
+    pub fn next_barrier(&mut self, trace: &Trace, timeline: &[(usize, usize)]) {
+        let here = timeline
+            .get(self.pos)
+            .and_then(|&(w, i)| match trace.warps[w].events[i].kind {
+                EventKind::Barrier { index } => Some(index),
+                _ => None,
+            });
+        self.pos = timeline
+            .iter()
+            .enumerate()
+            .skip(self.pos + 1)
+            .find(|(_, (w, i))| match trace.warps[*w].events[*i].kind {
+                EventKind::Barrier { index } => Some(index) != here,
+                _ => false,
+            })
+            .map_or(timeline.len().saturating_sub(1), |(i, _)| i);
+    }
+
+    /// Draws the controls and handles keys; returns true when the position changed.
+    pub fn ui(&mut self, ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)]) -> bool {
+        let before = self.pos;
+        let len = timeline.len();
+        if len == 0 {
+            ui.label("This trace has no events.");
+            return false;
+        }
+        self.pos = self.pos.min(len - 1);
+        // Keys act only when no text field has focus.
+        if ui.memory(|m| m.focused().is_none()) {
+            let (space, left, right) = ui.input(|i| {
+                (
+                    i.key_pressed(egui::Key::Space),
+                    i.key_pressed(egui::Key::ArrowLeft),
+                    i.key_pressed(egui::Key::ArrowRight),
+                )
+            });
+            if space {
+                self.playing = !self.playing;
+            }
+            if left {
+                self.back();
+            }
+            if right {
+                self.step(len);
+            }
+        }
+        ui.horizontal_wrapped(|ui| {
+            if ui
+                .button("|< Restart")
+                .on_hover_text("Back to the first event")
+                .clicked()
+            {
+                self.pos = 0;
+                self.playing = false;
+            }
+            if ui
+                .button("< Back")
+                .on_hover_text("One event back (←)")
+                .clicked()
+            {
+                self.back();
+            }
+            let play = if self.playing { "Pause" } else { "Play" };
+            if ui
+                .button(play)
+                .on_hover_text("Play or pause (space)")
+                .clicked()
+            {
+                self.playing = !self.playing;
+            }
+            if ui
+                .button("Step event >")
+                .on_hover_text("One event forward (→)")
+                .clicked()
+            {
+                self.step(len);
+            }
+            if ui
+                .button("Step warp >>")
+                .on_hover_text("Forward to the next warp's events")
+                .clicked()
+            {
+                self.next_warp(timeline);
+            }
+            if ui
+                .button("Next barrier >|")
+                .on_hover_text("Forward to the next __syncthreads()")
+                .clicked()
+            {
+                self.next_barrier(trace, timeline);
+            }
+            ui.add(
+                egui::Slider::new(&mut self.speed, 1.0..=200.0)
+                    .logarithmic(true)
+                    .text("events/s"),
+            );
+        });
+        let mut p = self.pos;
+        ui.spacing_mut().slider_width = (ui.available_width() - 140.0).max(120.0);
+        ui.add(
+            egui::Slider::new(&mut p, 0..=len - 1)
+                .text(format!("event of {len}"))
+                .clamping(egui::SliderClamping::Always),
+        );
+        self.pos = p;
+        if self.playing {
+            let dt = ui.input(|i| i.stable_dt).min(0.1);
+            self.carry += dt * self.speed;
+            while self.carry >= 1.0 {
+                self.carry -= 1.0;
+                self.step(len);
+            }
+            if self.pos + 1 >= len {
+                self.playing = false;
+            }
+            ui.ctx().request_repaint();
+        }
+        self.pos != before
+    }
+}

@@ -1,0 +1,70 @@
+//! Scene views. [`compute`] runs a scene into a [`Computed`] — typed for the scenes with a
+//! custom view, JSON for the rest (drawn by [`generic`] as a table) — and [`show`] draws it.
+
+pub mod banks;
+pub mod generic;
+pub mod reduction;
+pub mod widgets;
+
+use warpscope_core::Error;
+use warpscope_core::banks::{BanksOutput, BanksParams};
+use warpscope_core::params::ParamValues;
+use warpscope_core::reduction::{ReductionOutput, ReductionParams};
+use warpscope_core::scene::Scene;
+
+use super::SceneState;
+
+/// A scene's result as its view needs it.
+pub enum Computed {
+    /// `reduction`.
+    Reduction(Box<ReductionOutput>),
+    /// `banks`.
+    Banks(Box<BanksOutput>),
+    /// Any other scene: its JSON result.
+    Json(serde_json::Value),
+}
+
+/// Per-view choices that are not parameters of the computation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ViewState {
+    /// Reductions: show the sequential run instead of the together run.
+    pub sequential: bool,
+    /// Bank playground: which request is drawn.
+    pub request: usize,
+}
+
+impl Computed {
+    /// Events in the trace the stepper walks (0 when the view has none).
+    pub fn timeline_len(&self, view: &ViewState) -> usize {
+        match self {
+            Computed::Reduction(r) => reduction::trace_of(r, view).timeline().len(),
+            _ => 0,
+        }
+    }
+}
+
+/// Validates `values` and computes `scene`.
+///
+/// # Errors
+/// The scene's validation or computation error.
+pub fn compute(scene: &'static Scene, values: ParamValues) -> Result<Computed, Error> {
+    let values = values.validated(scene.params)?;
+    Ok(match scene.id {
+        "reduction" => Computed::Reduction(Box::new(warpscope_core::reduction::run(
+            &ReductionParams::from_values(&values)?,
+        )?)),
+        "banks" => Computed::Banks(Box::new(warpscope_core::banks::run(
+            &BanksParams::from_values(&values)?,
+        )?)),
+        _ => Computed::Json(scene.report(values)?.result),
+    })
+}
+
+/// Draws `computed` for `state`'s scene.
+pub fn show(ui: &mut egui::Ui, computed: &Computed, state: &mut SceneState) {
+    match computed {
+        Computed::Reduction(r) => reduction::show(ui, r, state),
+        Computed::Banks(b) => banks::show(ui, b, state),
+        Computed::Json(v) => generic::show(ui, v),
+    }
+}

@@ -1,0 +1,285 @@
+//! Reusable views fed plain data: the lane strip, the butterfly (reduction tree) and the bank
+//! grid. Colours are the Okabe–Ito palette, safe for colour-blind readers.
+
+use egui::{Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use warpscope_core::simt::shared::SharedCost;
+
+/// Okabe–Ito blue: active lanes.
+pub const BLUE: Color32 = Color32::from_rgb(0, 114, 178);
+/// Okabe–Ito orange: highlighted lanes / the current step.
+pub const ORANGE: Color32 = Color32::from_rgb(230, 159, 0);
+/// Okabe–Ito vermillion: conflicts.
+pub const VERMILLION: Color32 = Color32::from_rgb(213, 94, 0);
+/// Okabe–Ito bluish green: conflict-free.
+pub const GREEN: Color32 = Color32::from_rgb(0, 158, 115);
+/// Inactive lanes.
+pub const GREY: Color32 = Color32::from_gray(150);
+
+/// One lane in a [`lane_strip`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaneCell {
+    /// Value the lane holds (None = nothing recorded / inactive).
+    pub value: Option<f64>,
+    /// Whether the lane took part.
+    pub active: bool,
+    /// Drawn in the highlight colour (e.g. lane 0 storing).
+    pub highlight: bool,
+    /// For shuffles: the lane it read from.
+    pub source: Option<u32>,
+}
+
+fn short_value(v: f64) -> String {
+    if v.is_nan() {
+        "undef".into()
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// A row of lanes with their values; for shuffles, an arrow from each lane's source.
+pub fn lane_strip(ui: &mut egui::Ui, lanes: &[LaneCell]) {
+    let n = lanes.len().max(1);
+    let width = ui.available_width().max(200.0);
+    let has_arrows = lanes.iter().any(|l| l.source.is_some());
+    let h = if has_arrows { 86.0 } else { 46.0 };
+    let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, h), Sense::hover());
+    let p = ui.painter_at(rect);
+    let w = width / n as f32;
+    let text = ui.visuals().text_color();
+    let font = FontId::proportional((w * 0.32).clamp(7.0, 12.0));
+    let box_top = rect.bottom() - 34.0;
+    for (i, l) in lanes.iter().enumerate() {
+        let x = rect.left() + i as f32 * w;
+        let cell = Rect::from_min_size(Pos2::new(x + 1.0, box_top), Vec2::new(w - 2.0, 30.0));
+        let fill = if !l.active {
+            GREY.gamma_multiply(0.3)
+        } else if l.highlight {
+            ORANGE
+        } else {
+            BLUE.gamma_multiply(0.8)
+        };
+        p.rect_filled(cell, 2.0, fill);
+        p.text(
+            cell.center_top() + Vec2::new(0.0, 7.0),
+            egui::Align2::CENTER_CENTER,
+            i.to_string(),
+            FontId::proportional(8.0),
+            Color32::WHITE,
+        );
+        if let Some(v) = l.value {
+            p.text(
+                cell.center_bottom() - Vec2::new(0.0, 9.0),
+                egui::Align2::CENTER_CENTER,
+                short_value(v),
+                font.clone(),
+                Color32::WHITE,
+            );
+        }
+        if let Some(s) = l.source
+            && s as usize != i
+        {
+            let from = Pos2::new(rect.left() + (s as f32 + 0.5) * w, rect.top() + 4.0);
+            let to = Pos2::new(x + 0.5 * w, box_top - 2.0);
+            p.line_segment([from, to], Stroke::new(1.0, text.gamma_multiply(0.5)));
+        }
+    }
+    if has_arrows {
+        p.text(
+            rect.left_top(),
+            egui::Align2::LEFT_TOP,
+            "lines: the lane each value came from",
+            FontId::proportional(10.0),
+            text,
+        );
+    }
+    if let Some(pos) = resp.hover_pos() {
+        let i = ((pos.x - rect.left()) / w) as usize;
+        if let Some(l) = lanes.get(i) {
+            resp.on_hover_text(format!(
+                "lane {i}: {}{}",
+                l.value.map_or("—".into(), |v| format!("{v}")),
+                l.source
+                    .map_or(String::new(), |s| format!(" (from lane {s})")),
+            ));
+        }
+    }
+}
+
+/// The butterfly network of a warp sum: row 0 holds the inputs, row `k` the lanes' values
+/// after the k-th `shfl_xor` + add, with a line from each lane's partner (`lane ^ masks[k-1]`).
+/// Rows that have not happened yet are `None`; `current` is emphasised.
+pub fn butterfly(
+    ui: &mut egui::Ui,
+    rows: &[Option<Vec<f64>>],
+    masks: &[u32],
+    current: Option<usize>,
+) {
+    let n = rows
+        .iter()
+        .flatten()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(32)
+        .max(1);
+    let width = ui.available_width().max(200.0);
+    let row_h = 34.0;
+    let (rect, _) = ui.allocate_exact_size(
+        Vec2::new(width, row_h * rows.len() as f32 + 4.0),
+        Sense::hover(),
+    );
+    let p = ui.painter_at(rect);
+    let margin = 44.0;
+    let w = (width - margin) / n as f32;
+    let text = ui.visuals().text_color();
+    let centre = |row: usize, lane: usize| {
+        Pos2::new(
+            rect.left() + margin + (lane as f32 + 0.5) * w,
+            rect.top() + row as f32 * row_h + 12.0,
+        )
+    };
+    for (r, row) in rows.iter().enumerate() {
+        if r > 0 && row.is_some() {
+            let m = masks.get(r - 1).copied().unwrap_or(0) as usize;
+            for lane in 0..n {
+                let col = if Some(r) == current {
+                    ORANGE
+                } else {
+                    text.gamma_multiply(0.35)
+                };
+                p.line_segment(
+                    [centre(r - 1, lane ^ m), centre(r, lane)],
+                    Stroke::new(1.0, col),
+                );
+            }
+        }
+    }
+    let font = FontId::proportional((w * 0.3).clamp(6.5, 11.0));
+    for (r, row) in rows.iter().enumerate() {
+        for lane in 0..n {
+            let c = centre(r, lane);
+            let rr = (w * 0.42).min(11.0);
+            match row {
+                Some(vals) => {
+                    let fill = if Some(r) == current { ORANGE } else { BLUE };
+                    p.circle_filled(c, rr, fill);
+                    if let Some(v) = vals.get(lane)
+                        && w > 26.0
+                    {
+                        p.text(
+                            c,
+                            egui::Align2::CENTER_CENTER,
+                            short_value(*v),
+                            font.clone(),
+                            Color32::WHITE,
+                        );
+                    }
+                }
+                None => {
+                    p.circle_stroke(c, rr, Stroke::new(1.0, GREY));
+                }
+            }
+        }
+        let label = if r == 0 {
+            "inputs".to_owned()
+        } else {
+            format!("xor {}", masks.get(r - 1).copied().unwrap_or(0))
+        };
+        p.text(
+            Pos2::new(rect.left() + 2.0, centre(r, 0).y),
+            egui::Align2::LEFT_CENTER,
+            label,
+            FontId::proportional(9.0),
+            text,
+        );
+    }
+}
+
+/// The bank × word grid of one shared-memory request: columns are the 32 banks, rows the
+/// 128-byte lines the request touches; each touched word shows the lanes that read it, red
+/// where its bank must serve more than one distinct word (a conflict), green otherwise.
+pub fn bank_grid(ui: &mut egui::Ui, cost: &SharedCost, banks: u32) {
+    let banks = banks.max(1) as usize;
+    let mut words: Vec<(u64, Vec<usize>)> = Vec::new();
+    for (lane, w) in cost.lane_word.iter().enumerate() {
+        if let Some(w) = w {
+            match words.iter_mut().find(|(x, _)| x == w) {
+                Some((_, lanes)) => lanes.push(lane),
+                None => words.push((*w, vec![lane])),
+            }
+        }
+    }
+    let mut lines: Vec<u64> = words.iter().map(|(w, _)| w / banks as u64).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let shown_lines = lines.len().min(32);
+    let width = ui.available_width().max(200.0);
+    let cw = width / (banks as f32 + 2.5);
+    let ch = 18.0;
+    let (rect, resp) = ui.allocate_exact_size(
+        Vec2::new(width, ch * (shown_lines as f32 + 1.0) + 4.0),
+        Sense::hover(),
+    );
+    let p = ui.painter_at(rect);
+    let text = ui.visuals().text_color();
+    let left = rect.left() + 2.5 * cw;
+    for b in 0..banks {
+        p.text(
+            Pos2::new(left + (b as f32 + 0.5) * cw, rect.top() + ch * 0.5),
+            egui::Align2::CENTER_CENTER,
+            b.to_string(),
+            FontId::proportional(9.0),
+            text,
+        );
+    }
+    let mut per_bank = vec![0usize; banks];
+    for (w, _) in &words {
+        per_bank[(*w % banks as u64) as usize] += 1;
+    }
+    for (row, line) in lines.iter().take(shown_lines).enumerate() {
+        let y = rect.top() + ch * (row as f32 + 1.0);
+        p.text(
+            Pos2::new(rect.left(), y + ch * 0.5),
+            egui::Align2::LEFT_CENTER,
+            format!("word {}", line * banks as u64),
+            FontId::proportional(9.0),
+            text,
+        );
+        for b in 0..banks {
+            let cell = Rect::from_min_size(Pos2::new(left + b as f32 * cw, y), Vec2::new(cw, ch));
+            p.rect_stroke(
+                cell,
+                0.0,
+                Stroke::new(0.5, GREY.gamma_multiply(0.5)),
+                StrokeKind::Inside,
+            );
+            let word = line * banks as u64 + b as u64;
+            if let Some((_, lanes)) = words.iter().find(|(w, _)| *w == word) {
+                let col = if per_bank[b] > 1 { VERMILLION } else { GREEN };
+                p.rect_filled(cell.shrink(1.0), 2.0, col);
+                let label = if lanes.len() == 1 {
+                    lanes[0].to_string()
+                } else {
+                    format!("{}×", lanes.len())
+                };
+                p.text(
+                    cell.center(),
+                    egui::Align2::CENTER_CENTER,
+                    label,
+                    FontId::proportional(9.0),
+                    Color32::WHITE,
+                );
+            }
+        }
+    }
+    if lines.len() > shown_lines {
+        ui.label(format!(
+            "… {} more 128-byte lines not drawn",
+            lines.len() - shown_lines
+        ));
+    }
+    resp.on_hover_text("Columns: banks (4-byte words, bank = word mod 32). A cell: a word the request reads, labelled with its lane (or n× when n lanes share it — a broadcast). Red: that bank serves more than one distinct word, so the request needs more wavefronts.");
+}

@@ -1,0 +1,7 @@
+//! # warpscope (the binary's library half)
+//!
+//! The GUI ([`gui`]) and CLI ([`cli`]) over `warpscope-core`'s scene registry. Kept as a
+//! library so the kittest GUI tests drive the same code the binary runs.
+
+pub mod cli;
+pub mod gui;

@@ -138,3 +138,14 @@ fn banks_scene_snapshot() {
     h.run();
     h.snapshot("banks");
 }
+
+#[test]
+fn every_scene_opens_and_draws_its_result() {
+    for s in warpscope_core::scene::scenes() {
+        let mut h = harness(s.id);
+        h.run();
+        let state = h.state_mut().state(s.id).expect("registered");
+        assert!(state.error.is_none(), "{}: {:?}", s.id, state.error);
+        assert!(state.computed.is_some(), "{}", s.id);
+    }
+}

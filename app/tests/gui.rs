@@ -149,3 +149,33 @@ fn every_scene_opens_and_draws_its_result() {
         assert!(state.computed.is_some(), "{}", s.id);
     }
 }
+
+/// Renders `scene` at its defaults after `steps` clicks on "Step event >" and compares it with
+/// the checked-in snapshot.
+fn snapshot_scene(scene: &str, steps: usize) {
+    if !adapter_or_skip() {
+        return;
+    }
+    let mut app = WarpscopeApp::new(Some(scene));
+    app.synchronous = true;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .wgpu()
+        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
+    h.run();
+    for _ in 0..steps {
+        h.get_by_label("Step event >").click();
+        h.run();
+    }
+    h.snapshot(scene);
+}
+
+#[test]
+fn softmax_warp_snapshot() {
+    snapshot_scene("softmax-warp", 4);
+}
+
+#[test]
+fn softmax_fusion_snapshot() {
+    snapshot_scene("softmax-fusion", 0);
+}

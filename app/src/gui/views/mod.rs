@@ -4,6 +4,8 @@
 pub mod banks;
 pub mod generic;
 pub mod reduction;
+pub mod softmax;
+pub mod trace;
 pub mod widgets;
 
 use warpscope_core::Error;
@@ -20,6 +22,10 @@ pub enum Computed {
     Reduction(Box<ReductionOutput>),
     /// `banks`.
     Banks(Box<BanksOutput>),
+    /// `softmax-warp`.
+    SoftmaxWarp(Box<warpscope_core::softmax::warp::WarpOutput>),
+    /// `softmax-fusion`.
+    SoftmaxFusion(Box<warpscope_core::softmax::fusion::FusionOutput>),
     /// Any other scene: its JSON result.
     Json(serde_json::Value),
 }
@@ -27,7 +33,8 @@ pub enum Computed {
 /// Per-view choices that are not parameters of the computation.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ViewState {
-    /// Reductions: show the sequential run instead of the together run.
+    /// Reductions: show the sequential run instead of the together run; softmax-warp: show the
+    /// forward trace.
     pub sequential: bool,
     /// Bank playground: which request is drawn.
     pub request: usize,
@@ -38,6 +45,7 @@ impl Computed {
     pub fn timeline_len(&self, view: &ViewState) -> usize {
         match self {
             Computed::Reduction(r) => reduction::trace_of(r, view).timeline().len(),
+            Computed::SoftmaxWarp(o) => if view.sequential { &o.forward_trace } else { &o.trace }.timeline().len(),
             _ => 0,
         }
     }
@@ -56,6 +64,14 @@ pub fn compute(scene: &'static Scene, values: ParamValues) -> Result<Computed, E
         "banks" => Computed::Banks(Box::new(warpscope_core::banks::run(
             &BanksParams::from_values(&values)?,
         )?)),
+        "softmax-warp" => {
+            use warpscope_core::softmax::warp;
+            Computed::SoftmaxWarp(Box::new(warp::run(&warp::WarpParams::from_values(&values)?)?))
+        }
+        "softmax-fusion" => {
+            use warpscope_core::softmax::fusion;
+            Computed::SoftmaxFusion(Box::new(fusion::run(&fusion::FusionParams::from_values(&values)?)?))
+        }
         _ => Computed::Json(scene.report(values)?.result),
     })
 }
@@ -65,6 +81,8 @@ pub fn show(ui: &mut egui::Ui, computed: &Computed, state: &mut SceneState) {
     match computed {
         Computed::Reduction(r) => reduction::show(ui, r, state),
         Computed::Banks(b) => banks::show(ui, b, state),
+        Computed::SoftmaxWarp(o) => softmax::show_warp(ui, o, state),
+        Computed::SoftmaxFusion(o) => softmax::show_fusion(ui, o),
         Computed::Json(v) => generic::show(ui, v),
     }
 }

@@ -1,0 +1,148 @@
+//! The trace view every stepped scene shares: the stepper, the current event, the warp's lanes,
+//! the butterfly filling level by level, and the banks each shared request hits.
+
+use warpscope_core::simt::shared::BankConfig;
+use warpscope_core::simt::trace::Event;
+use warpscope_core::simt::{EventKind, Trace};
+
+use super::widgets::{self, LaneCell};
+use crate::gui::stepper::Stepper;
+
+fn lane_cells(e: &Event) -> Vec<LaneCell> {
+    e.lanes
+        .iter()
+        .map(|l| LaneCell {
+            value: l.value,
+            active: l.active,
+            highlight: matches!(e.kind, EventKind::SharedStore { .. }) && l.active,
+            source: match l.source {
+                Some(warpscope_core::simt::shuffle::Source::Lane(s)) => Some(s),
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+/// The value set an event works on: its label up to the colon (`v0`, `v0 block`).
+fn tag(e: &Event) -> Option<&str> {
+    e.label.split_once(':').map(|(t, _)| t)
+}
+
+/// Rows of the butterfly for `tag` in `events`, filled up to event index `upto`.
+fn butterfly_rows(events: &[Event], tag: &str, upto: usize) -> (Vec<Option<Vec<f64>>>, Vec<u32>) {
+    let vals = |e: &Event| e.lanes.iter().map(|l| l.value.unwrap_or(f64::NAN)).collect::<Vec<_>>();
+    let first_shfl = events
+        .iter()
+        .position(|e| matches!(e.kind, EventKind::Shuffle { .. }) && self::tag(e) == Some(tag));
+    let Some(first) = first_shfl else {
+        return (Vec::new(), Vec::new());
+    };
+    let input = events[..first].iter().rposition(|e| e.lanes.iter().any(|l| l.value.is_some()));
+    let mut rows = vec![input.filter(|i| *i <= upto).map(|i| vals(&events[i]))];
+    let mut masks = Vec::new();
+    for (i, e) in events.iter().enumerate().skip(first) {
+        if self::tag(e) != Some(tag) {
+            continue;
+        }
+        match e.kind {
+            EventKind::Shuffle { arg, .. } => masks.push(arg),
+            EventKind::Compute if e.level.is_some_and(|l| l > 0) => rows.push((i <= upto).then(|| vals(e))),
+            _ => {}
+        }
+    }
+    (rows, masks)
+}
+
+/// Draws `trace` at the stepper's position, with the stepper's controls above it.
+pub fn show(ui: &mut egui::Ui, trace: &Trace, stepper: &mut Stepper) {
+    let timeline = trace.timeline();
+    stepper.ui(ui, trace, &timeline);
+    let Some(&(w, i)) = timeline.get(stepper.pos) else {
+        return;
+    };
+    let events = &trace.warps[w].events;
+    let e = &events[i];
+    ui.horizontal_wrapped(|ui| {
+        ui.strong(format!("warp {w} · {}", e.kind.short()));
+        ui.label(&e.label);
+        if let Some(l) = e.level {
+            ui.label(format!("· tree level {l}"));
+        }
+        if let (Some(a), Some(b), Some(c)) = (
+            e.metrics.wavefronts,
+            e.metrics.ideal_wavefronts,
+            e.metrics.conflict_degree,
+        ) {
+            ui.label(format!("· wavefronts {a} (ideal {b}), conflict degree {c}"));
+        }
+        if let Some(s) = e.metrics.sectors {
+            ui.label(format!("· {s} global sectors"));
+        }
+    });
+    ui.add_space(4.0);
+    ui.label(egui::RichText::new(format!("Lanes of warp {w}")).strong());
+    let shown = events[..=i]
+        .iter()
+        .rev()
+        .find(|e| e.lanes.iter().any(|l| l.value.is_some()))
+        .unwrap_or(e);
+    let mut cells = lane_cells(shown);
+    if !std::ptr::eq(shown, e) {
+        for c in &mut cells {
+            c.source = None;
+        }
+    }
+    widgets::lane_strip(ui, &cells);
+    ui.add_space(6.0);
+    let current_tag = events[..=i].iter().rev().find_map(|e| {
+        let t = tag(e)?;
+        events
+            .iter()
+            .any(|x| matches!(x.kind, EventKind::Shuffle { .. }) && tag(x) == Some(t))
+            .then_some(t)
+    });
+    let current_tag = current_tag.or_else(|| {
+        events
+            .iter()
+            .find(|e| matches!(e.kind, EventKind::Shuffle { .. }))
+            .and_then(tag)
+    });
+    if let Some(t) = current_tag {
+        let (rows, masks) = butterfly_rows(events, t, i);
+        let current = rows.iter().rposition(Option::is_some);
+        ui.label(
+            egui::RichText::new(format!("Butterfly of {t} in warp {w}: shfl_xor, then add"))
+                .strong(),
+        );
+        widgets::butterfly(ui, &rows, &masks, current);
+    }
+    ui.add_space(6.0);
+    let shared = events[..=i].iter().rev().find(|e| {
+        matches!(
+            e.kind,
+            EventKind::SharedLoad { .. } | EventKind::SharedStore { .. }
+        )
+    });
+    match shared {
+        Some(se) => {
+            let width = match se.kind {
+                EventKind::SharedLoad { width } | EventKind::SharedStore { width } => width,
+                _ => 4,
+            };
+            let addrs: Vec<Option<u64>> = se.lanes.iter().map(|l| l.address).collect();
+            if let Ok(cost) = BankConfig::default().request(&addrs, width) {
+                ui.label(
+                    egui::RichText::new(format!(
+                        "Shared memory, last request of warp {w}: {} — {} wavefront(s), ideal {}",
+                        se.label, cost.wavefronts, cost.ideal_wavefronts
+                    ))
+                    .strong(),
+                );
+                widgets::bank_grid(ui, &cost, 32);
+            }
+        }
+        None => {
+            ui.label(format!("Warp {w} has not touched shared memory yet."));
+        }
+    }
+}

@@ -1,8 +1,0 @@
-//! Lab C: the mixed-precision trainer (lecture §4).
-//!
-//! Not built yet: this module registers no scenes so far.
-
-use crate::scene::Scene;
-
-/// The scenes of this lab, in lecture order.
-pub const SCENES: &[Scene] = &[];

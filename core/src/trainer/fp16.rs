@@ -1,0 +1,687 @@
+//! Scene `trainer-fp16` (lecture §4.3, exercise 9): what dropping the FP32 master copy costs.
+//!
+//! The linked FP16 workspace rounds every updated parameter back to FP16 (round to nearest,
+//! ties to even — IEEE 754 binary16, as `half::f16::from_f32` stores it). An update smaller
+//! than half the gap to the neighbouring FP16 value is swallowed; the per-tensor trainer keeps
+//! it in the FP32 master p′. FP16 has 10 fraction bits, so the spacing in `[2ᵉ, 2ᵉ⁺¹)` is
+//! `2ᵉ⁻¹⁰` (2⁻¹⁰ ≈ 9.77e-4 in [1, 2), half that in [0.5, 1)); subnormals below 2⁻¹⁴ are spaced
+//! 2⁻²⁴.
+//!
+//! The experiment (lecture §4.3): `count` LayerNorm γ start at 1 with targets
+//! `1 + U(−0.05, 0.05)`, loss `½(γ − target)²`, so the gradient is `γ − target`; Adam (β₁ 0.9,
+//! β₂ 0.999, ε 1e-8) for `steps` steps at `lr`. Mixed precision: forward and backward see the
+//! FP16 parameter and produce an FP16 gradient, `g = fp16(fp16(γ) − target)`, in both trainers;
+//! the FP16-stored trainer keeps only `fp16(γ)`, the FP32-master trainer keeps `γ` in f32 and
+//! hands `fp16(γ)` to the forward.
+
+use half::f16;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::Error;
+use crate::params::{ParamSpec, ParamValues};
+use crate::scene::{Scene, to_json};
+
+use super::adam::{AdamConfig, AdamStep};
+
+/// Rounds to FP16: to nearest, ties to even (IEEE 754 roundTiesToEven), overflow to ±∞.
+pub fn to_f16(x: f32) -> f16 {
+    f16::from_f32(x)
+}
+
+/// The FP16 value next to `h` toward +∞ (`up`) or −∞.
+pub fn fp16_neighbour(h: f16, up: bool) -> f16 {
+    let b = h.to_bits();
+    let mag = b & 0x7fff;
+    let negative = b & 0x8000 != 0;
+    if mag == 0 {
+        return f16::from_bits(if up { 0x0001 } else { 0x8001 });
+    }
+    // Moving away from zero adds one to the magnitude bits, toward zero subtracts one.
+    let away = up != negative;
+    f16::from_bits(if away {
+        b.wrapping_add(1)
+    } else {
+        b.wrapping_sub(1)
+    })
+}
+
+/// The spacing of FP16 values around `x`: the gap from `fp16(x)` to its neighbour above
+/// (`2ᵉ⁻¹⁰` for normal values in `[2ᵉ, 2ᵉ⁺¹)`, 2⁻²⁴ for subnormals; 32 at the largest finite
+/// value 65504, where the gap below is used).
+pub fn fp16_spacing(x: f32) -> f32 {
+    let h = to_f16(x.abs());
+    if h.is_infinite() || h.is_nan() {
+        return f32::NAN;
+    }
+    let up = fp16_neighbour(h, true);
+    if up.is_infinite() {
+        h.to_f32() - fp16_neighbour(h, false).to_f32()
+    } else {
+        up.to_f32() - h.to_f32()
+    }
+}
+
+/// One binade of FP16.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Binade {
+    /// Smallest value of the binade (0 for the subnormals).
+    pub from: f32,
+    /// Its upper end (exclusive).
+    pub to: f32,
+    /// Gap between neighbouring values.
+    pub spacing: f32,
+    /// Half of it: smaller updates are swallowed.
+    pub half_spacing: f32,
+}
+
+/// The positive FP16 binades, subnormals first, each from its bit patterns.
+pub fn fp16_binades() -> Vec<Binade> {
+    let mut out = Vec::new();
+    let sub = f16::from_bits(0x0001).to_f32();
+    out.push(Binade {
+        from: 0.0,
+        to: f16::from_bits(0x0400).to_f32(),
+        spacing: sub,
+        half_spacing: sub / 2.0,
+    });
+    for e in 1u16..=30 {
+        let lo = f16::from_bits(e << 10);
+        let spacing = f16::from_bits((e << 10) + 1).to_f32() - lo.to_f32();
+        out.push(Binade {
+            from: lo.to_f32(),
+            to: 2.0 * lo.to_f32(),
+            spacing,
+            half_spacing: spacing / 2.0,
+        });
+    }
+    out
+}
+
+/// What an update does to an FP16-stored value (exercise 9).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Fp16Update {
+    /// The parameter as given.
+    pub gamma: f32,
+    /// The update added (e.g. Adam's ≈ ±lr).
+    pub update: f32,
+    /// `fp16(gamma)`: what the workspace stores.
+    pub stored: f32,
+    /// The gap from `stored` to its neighbour in the update's direction.
+    pub gap: f32,
+    /// Half of it.
+    pub half_gap: f32,
+    /// `fp16(stored + update)` (the sum in f32 registers, then rounded).
+    pub stored_after: f32,
+    /// What was really added: `stored_after − stored`.
+    pub added: f32,
+    /// Nothing was added.
+    pub swallowed: bool,
+    /// `added / update` (1 = exact; 0 = swallowed; > 1 = amplified).
+    pub amplification: f32,
+}
+
+/// Adds `update` to `gamma` stored in FP16 the way the workspace kernel does: convert to f32,
+/// add, round back to FP16 (ties to even). Exercise 9: `(1.5, 3e-4)` is swallowed; `(0.6,
+/// 3e-4)` adds a whole spacing 2⁻¹¹ ≈ 4.88e-4.
+pub fn fp16_stored_update(gamma: f32, update: f32) -> Fp16Update {
+    let h = to_f16(gamma);
+    let stored = h.to_f32();
+    let gap = (fp16_neighbour(h, update >= 0.0).to_f32() - stored).abs();
+    let after = to_f16(stored + update).to_f32();
+    let added = after - stored;
+    Fp16Update {
+        gamma,
+        update,
+        stored,
+        gap,
+        half_gap: gap / 2.0,
+        stored_after: after,
+        added,
+        swallowed: added == 0.0,
+        amplification: if update != 0.0 { added / update } else { 0.0 },
+    }
+}
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::int("count", "γ parameters", "γ 参数个数", 1, 1_000_000, 2000).log(),
+    ParamSpec::int("steps", "Adam steps", "Adam 步数", 1, 100_000, 1000).log(),
+    ParamSpec::float("lr", "learning rate", "学习率", 1e-6, 0.1, 3e-4).log(),
+    ParamSpec::int(
+        "trajectory_steps",
+        "steps of the trajectory comparison",
+        "轨迹对比的步数",
+        1,
+        1000,
+        20,
+    ),
+    ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
+];
+
+/// Most element-steps (`count × steps`) one experiment may take; the scene runs it at up to
+/// four learning rates.
+pub const MAX_ELEMENT_STEPS: u64 = 50_000_000;
+
+/// Learning rates of the sweep (lecture §4.3: 1e-4 and 3e-4, plus 1e-3); the scene's `lr` is
+/// added when it is not among them.
+pub const SWEEP_LRS: [f64; 3] = [1e-4, 3e-4, 1e-3];
+
+/// The registry entry.
+pub const SCENE: Scene = Scene {
+    id: "trainer-fp16",
+    section: "§4.3",
+    title: "FP16 storage swallows small updates",
+    title_zh: "FP16 存储会吞掉小的更新量",
+    summary: "FP16-stored vs FP32-master γ under Adam: updates below half an FP16 spacing vanish.",
+    params: PARAMS,
+    run: |v| to_json(&run(&Fp16Params::from_values(v)?)?),
+};
+
+/// Validated parameters.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fp16Params {
+    /// γ parameters.
+    pub count: usize,
+    /// Adam steps.
+    pub steps: u32,
+    /// Learning rate.
+    pub lr: f64,
+    /// Steps of the step-by-step trajectory comparison (at most `steps`).
+    pub trajectory_steps: u32,
+    /// Seed of the targets.
+    pub seed: u64,
+}
+
+impl Fp16Params {
+    /// Reads the values.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for a value out of range or `count × steps` over
+    /// [`MAX_ELEMENT_STEPS`].
+    pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
+        let count = v.int("count")?;
+        if !(1..=1_000_000).contains(&count) {
+            return Err(Error::invalid(
+                "count",
+                count,
+                "expected an integer in 1..=1000000",
+            ));
+        }
+        let steps = v.int("steps")?;
+        if !(1..=100_000).contains(&steps) {
+            return Err(Error::invalid(
+                "steps",
+                steps,
+                "expected an integer in 1..=100000",
+            ));
+        }
+        let lr = v.float("lr")?;
+        if !(lr.is_finite() && (1e-6..=0.1).contains(&lr)) {
+            return Err(Error::invalid("lr", lr, "expected a number in 1e-6..=0.1"));
+        }
+        let traj = v.int("trajectory_steps")?;
+        if !(1..=1000).contains(&traj) {
+            return Err(Error::invalid(
+                "trajectory_steps",
+                traj,
+                "expected an integer in 1..=1000",
+            ));
+        }
+        let seed = v.int("seed")?;
+        if !(0..=1 << 31).contains(&seed) {
+            return Err(Error::invalid(
+                "seed",
+                seed,
+                "expected an integer in 0..=2147483648",
+            ));
+        }
+        let work = count as u64 * steps as u64;
+        if work > MAX_ELEMENT_STEPS {
+            return Err(Error::invalid(
+                "count",
+                count,
+                format!(
+                    "count × steps = {work} element-steps; at most {MAX_ELEMENT_STEPS} — fewer \
+                     parameters or steps"
+                ),
+            ));
+        }
+        Ok(Fp16Params {
+            count: count as usize,
+            steps: steps as u32,
+            lr,
+            trajectory_steps: (traj as u32).min(steps as u32),
+            seed: seed as u64,
+        })
+    }
+}
+
+/// The targets `1 + U(−0.05, 0.05)`, seeded (ChaCha8).
+pub fn targets(count: usize, seed: u64) -> Vec<f32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..count)
+        .map(|_| 1.0 + rng.random_range(-0.05f32..0.05))
+        .collect()
+}
+
+/// Mean errors of one run, over all γ and split by target below / above 1.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MeanErrors {
+    /// Over all.
+    pub all: f64,
+    /// Over targets < 1.
+    pub below: f64,
+    /// Over targets > 1.
+    pub above: f64,
+}
+
+/// One learning rate's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GammaRun {
+    /// Learning rate.
+    pub lr: f64,
+    /// Mean |γ − target| at the start (γ = 1).
+    pub initial: MeanErrors,
+    /// Mean |γ − target| of the FP16-stored γ after the steps.
+    pub fp16: MeanErrors,
+    /// Mean |γ − target| of the FP32 master γ after the steps.
+    pub fp32_master: MeanErrors,
+    /// Mean |fp16(γ) − target| of the FP32 master's FP16 copy (what the forward sees).
+    pub fp32_master_as_fp16: MeanErrors,
+    /// FP16-stored γ that ever left 1.
+    pub moved_fp16: usize,
+    /// FP32-master γ whose FP16 copy ever left 1.
+    pub moved_fp32_master: usize,
+}
+
+/// The step-by-step comparison of the two trainers over the first steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrajectoryStep {
+    /// Step (1-based).
+    pub step: u32,
+    /// γ whose FP16-stored bits differ from the FP32 master's FP16 copy.
+    pub differing: usize,
+    /// Largest |FP16-stored − fp16(FP32 master)|.
+    pub max_diff: f32,
+    /// Largest |FP16-stored − FP32 master|.
+    pub max_diff_to_master: f32,
+}
+
+/// Sampled trajectories of a few γ (every `stride`-th step).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SampleTrajectory {
+    /// Its target.
+    pub target: f32,
+    /// Steps sampled.
+    pub steps: Vec<u32>,
+    /// FP16-stored γ.
+    pub fp16: Vec<f32>,
+    /// FP32 master γ.
+    pub fp32_master: Vec<f32>,
+}
+
+/// Runs both trainers on every γ at `lr`; records the first `trajectory_steps` steps'
+/// differences and the trajectories of the first `samples` γ.
+pub fn gamma_experiment(
+    targets: &[f32],
+    lr: f64,
+    steps: u32,
+    trajectory_steps: u32,
+    samples: usize,
+) -> (GammaRun, Vec<TrajectoryStep>, Vec<SampleTrajectory>) {
+    let cfg = AdamConfig::with_lr(lr as f32);
+    let consts: Vec<AdamStep> = (1..=steps).map(|t| cfg.step(t)).collect();
+    let traj_n = trajectory_steps.min(steps) as usize;
+    let mut traj: Vec<TrajectoryStep> = (0..traj_n)
+        .map(|i| TrajectoryStep {
+            step: i as u32 + 1,
+            differing: 0,
+            max_diff: 0.0,
+            max_diff_to_master: 0.0,
+        })
+        .collect();
+    let stride = (steps / 200).max(1);
+    let mut sampled = Vec::new();
+    let (mut moved16, mut moved32) = (0, 0);
+    let mut sums = [[0.0f64; 3]; 4]; // [initial, fp16, master, master_as_fp16] × [all, below, above]
+    let (mut n_below, mut n_above) = (0usize, 0usize);
+    let one = f16::ONE;
+    for (i, &target) in targets.iter().enumerate() {
+        let mut p16 = one;
+        let (mut m16, mut v16) = (0.0f32, 0.0f32);
+        let mut pm = 1.0f32;
+        let (mut mm, mut vm) = (0.0f32, 0.0f32);
+        let (mut left16, mut left32) = (false, false);
+        let mut sample = (i < samples).then(|| SampleTrajectory {
+            target,
+            steps: vec![0],
+            fp16: vec![1.0],
+            fp32_master: vec![1.0],
+        });
+        for (k, s) in consts.iter().enumerate() {
+            let g16 = to_f16(p16.to_f32() - target);
+            s.update_f16(&mut p16, g16, &mut m16, &mut v16);
+            let gm = to_f16(to_f16(pm).to_f32() - target);
+            pm = s.update(pm, gm.to_f32(), &mut mm, &mut vm);
+            let seen = to_f16(pm);
+            left16 |= p16 != one;
+            left32 |= seen != one;
+            if let Some(ts) = traj.get_mut(k) {
+                if p16.to_bits() != seen.to_bits() {
+                    ts.differing += 1;
+                }
+                ts.max_diff = ts.max_diff.max((p16.to_f32() - seen.to_f32()).abs());
+                ts.max_diff_to_master = ts.max_diff_to_master.max((p16.to_f32() - pm).abs());
+            }
+            let step = k as u32 + 1;
+            if let Some(sm) = sample.as_mut()
+                && (step.is_multiple_of(stride) || step == steps)
+            {
+                sm.steps.push(step);
+                sm.fp16.push(p16.to_f32());
+                sm.fp32_master.push(pm);
+            }
+        }
+        moved16 += usize::from(left16);
+        moved32 += usize::from(left32);
+        let errs = [
+            (1.0 - target).abs(),
+            (p16.to_f32() - target).abs(),
+            (pm - target).abs(),
+            (to_f16(pm).to_f32() - target).abs(),
+        ];
+        let side = if target < 1.0 {
+            n_below += 1;
+            1
+        } else {
+            n_above += 1;
+            2
+        };
+        for (row, e) in sums.iter_mut().zip(errs) {
+            row[0] += f64::from(e);
+            row[side] += f64::from(e);
+        }
+        if let Some(s) = sample {
+            sampled.push(s);
+        }
+    }
+    let mean = |row: [f64; 3]| {
+        let d = |s: f64, n: usize| if n > 0 { s / n as f64 } else { 0.0 };
+        MeanErrors {
+            all: d(row[0], targets.len()),
+            below: d(row[1], n_below),
+            above: d(row[2], n_above),
+        }
+    };
+    (
+        GammaRun {
+            lr,
+            initial: mean(sums[0]),
+            fp16: mean(sums[1]),
+            fp32_master: mean(sums[2]),
+            fp32_master_as_fp16: mean(sums[3]),
+            moved_fp16: moved16,
+            moved_fp32_master: moved32,
+        },
+        traj,
+        sampled,
+    )
+}
+
+/// A value and its FP16 spacing.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SpacingSample {
+    /// The value.
+    pub value: f32,
+    /// `fp16(value)`.
+    pub stored: f32,
+    /// Gap to the next FP16 value above.
+    pub spacing: f32,
+    /// Half of it.
+    pub half_spacing: f32,
+}
+
+/// The scene's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fp16Output {
+    /// Mean |γ − target| of the FP16-stored γ at the scene's `lr`.
+    pub mean_error_fp16: f64,
+    /// …for targets below 1.
+    pub mean_error_fp16_below: f64,
+    /// …for targets above 1.
+    pub mean_error_fp16_above: f64,
+    /// Mean |γ − target| of the FP32 master γ at the scene's `lr`.
+    pub mean_error_fp32_master: f64,
+    /// …for targets below 1.
+    pub mean_error_fp32_master_below: f64,
+    /// …for targets above 1.
+    pub mean_error_fp32_master_above: f64,
+    /// Mean |γ − target| at the start (E|U(−0.05, 0.05)| = 0.025 in expectation).
+    pub initial_mean_error: f64,
+    /// Targets below 1.
+    pub targets_below: usize,
+    /// Targets above 1.
+    pub targets_above: usize,
+    /// The full result at the scene's `lr`.
+    pub run: GammaRun,
+    /// The same targets at the sweep's learning rates (and `lr`).
+    pub sweep: Vec<GammaRun>,
+    /// Step-by-step: FP16-stored vs FP32 master over the first `trajectory_steps` steps.
+    pub trajectory: Vec<TrajectoryStep>,
+    /// Identical bits at step 1.
+    pub identical_at_step_1: bool,
+    /// Largest |FP16-stored − fp16(FP32 master)| at the last trajectory step.
+    pub trajectory_max_diff: f32,
+    /// Four γ's trajectories (at most 201 points each).
+    pub samples: Vec<SampleTrajectory>,
+    /// FP16 binades with their spacing.
+    pub binades: Vec<Binade>,
+    /// Spacing at a few values.
+    pub spacing: Vec<SpacingSample>,
+    /// Exercise 9 at the scene's `lr`: γ = 1.5 and γ = 0.6, update +lr.
+    pub exercise9: Vec<Fp16Update>,
+}
+
+/// Runs the experiment, the sweep and the tables.
+///
+/// # Errors
+/// None for validated parameters (the signature matches the other scenes).
+pub fn run(p: &Fp16Params) -> Result<Fp16Output, Error> {
+    let t = targets(p.count, p.seed);
+    let (main, trajectory, samples) = gamma_experiment(&t, p.lr, p.steps, p.trajectory_steps, 4);
+    let mut lrs: Vec<f64> = SWEEP_LRS.to_vec();
+    if !lrs.iter().any(|&l| (l - p.lr).abs() <= 1e-12 * l) {
+        lrs.push(p.lr);
+        lrs.sort_by(f64::total_cmp);
+    }
+    let sweep = lrs
+        .iter()
+        .map(|&lr| {
+            if (lr - p.lr).abs() <= 1e-12 * lr {
+                main.clone()
+            } else {
+                gamma_experiment(&t, lr, p.steps, 0, 0).0
+            }
+        })
+        .collect();
+    let values = [
+        1e-3f32, 0.01, 0.1, 0.25, 0.5, 0.6, 1.0, 1.5, 2.0, 10.0, 100.0, 1000.0, 65504.0,
+    ];
+    let spacing = values
+        .iter()
+        .map(|&x| {
+            let s = fp16_spacing(x);
+            SpacingSample {
+                value: x,
+                stored: to_f16(x).to_f32(),
+                spacing: s,
+                half_spacing: s / 2.0,
+            }
+        })
+        .collect();
+    let lr = p.lr as f32;
+    Ok(Fp16Output {
+        mean_error_fp16: main.fp16.all,
+        mean_error_fp16_below: main.fp16.below,
+        mean_error_fp16_above: main.fp16.above,
+        mean_error_fp32_master: main.fp32_master.all,
+        mean_error_fp32_master_below: main.fp32_master.below,
+        mean_error_fp32_master_above: main.fp32_master.above,
+        initial_mean_error: main.initial.all,
+        targets_below: t.iter().filter(|&&x| x < 1.0).count(),
+        targets_above: t.iter().filter(|&&x| x >= 1.0).count(),
+        identical_at_step_1: trajectory.first().is_some_and(|s| s.differing == 0),
+        trajectory_max_diff: trajectory.last().map_or(0.0, |s| s.max_diff),
+        run: main,
+        sweep,
+        trajectory,
+        samples,
+        binades: fp16_binades(),
+        spacing,
+        exercise9: vec![fp16_stored_update(1.5, lr), fp16_stored_update(0.6, lr)],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_is_to_nearest_ties_to_even_by_bit_pattern() {
+        // 1.0 = 0x3C00 (sign 0, exponent 15 = 0b01111, fraction 0); spacing 2⁻¹⁰.
+        assert_eq!(to_f16(1.0).to_bits(), 0x3C00);
+        // 1 + 2⁻¹¹ is exactly halfway between 0x3C00 (even) and 0x3C01 (odd) → 0x3C00.
+        assert_eq!(to_f16(1.0 + 2f32.powi(-11)).to_bits(), 0x3C00);
+        // 1 + 3·2⁻¹¹ is halfway between 0x3C01 (odd) and 0x3C02 (even) → 0x3C02.
+        assert_eq!(to_f16(1.0 + 3.0 * 2f32.powi(-11)).to_bits(), 0x3C02);
+        // Just above half rounds up: 1 + 2⁻¹¹ + 2⁻²⁰ → 0x3C01.
+        assert_eq!(
+            to_f16(1.0 + 2f32.powi(-11) + 2f32.powi(-20)).to_bits(),
+            0x3C01
+        );
+        // Just below half rounds down: 1 + 2⁻¹¹ − 2⁻²⁰ → 0x3C00.
+        assert_eq!(
+            to_f16(1.0 + 2f32.powi(-11) - 2f32.powi(-20)).to_bits(),
+            0x3C00
+        );
+        // Below 1 the spacing is 2⁻¹¹: 1 − 2⁻¹² is halfway between 0x3BFF (odd) and 0x3C00
+        // (even) → 0x3C00; 1 − 3·2⁻¹² halfway between 0x3BFE (even) and 0x3BFF → 0x3BFE.
+        assert_eq!(to_f16(1.0 - 2f32.powi(-12)).to_bits(), 0x3C00);
+        assert_eq!(to_f16(1.0 - 3.0 * 2f32.powi(-12)).to_bits(), 0x3BFE);
+        // Largest finite 65504 = 0x7BFF; 65520 is halfway to 2¹⁶ (which would be 0x7C00's
+        // exponent) → ties to even → +∞ = 0x7C00; 65519 → 0x7BFF.
+        assert_eq!(to_f16(65504.0).to_bits(), 0x7BFF);
+        assert_eq!(to_f16(65520.0).to_bits(), 0x7C00);
+        assert_eq!(to_f16(65519.0).to_bits(), 0x7BFF);
+        // Subnormals: 2⁻²⁴ = 0x0001; 2⁻²⁵ is halfway between 0 (even) and 0x0001 → 0;
+        // 3·2⁻²⁵ halfway between 0x0001 and 0x0002 (even) → 0x0002.
+        assert_eq!(to_f16(2f32.powi(-24)).to_bits(), 0x0001);
+        assert_eq!(to_f16(2f32.powi(-25)).to_bits(), 0x0000);
+        assert_eq!(to_f16(3.0 * 2f32.powi(-25)).to_bits(), 0x0002);
+        // Sign is kept: −1.5 = 0xBE00 (1.5 = 1 + 2⁻¹ → fraction 0b10_0000_0000 = 0x200).
+        assert_eq!(to_f16(-1.5).to_bits(), 0xBE00);
+    }
+
+    #[test]
+    fn spacing_is_2_to_the_minus_10_near_1_and_halves_below() {
+        assert_eq!(fp16_spacing(1.0), 2f32.powi(-10));
+        assert_eq!(fp16_spacing(1.5), 2f32.powi(-10));
+        assert_eq!(fp16_spacing(0.6), 2f32.powi(-11));
+        assert_eq!(fp16_spacing(0.3), 2f32.powi(-12));
+        assert_eq!(fp16_spacing(1e-6), 2f32.powi(-24));
+        assert_eq!(fp16_spacing(65504.0), 32.0);
+        let b = fp16_binades();
+        assert_eq!(b.len(), 31);
+        let one = b.iter().find(|b| b.from == 1.0).unwrap();
+        assert_eq!((one.to, one.spacing), (2.0, 2f32.powi(-10)));
+        // Lecture: 2⁻¹⁰ ≈ 9.8e-4.
+        assert!((one.spacing - 9.8e-4).abs() < 1e-5);
+    }
+
+    #[test]
+    fn exercise_9() {
+        // γ = 1.5 ∈ [1, 2): spacing 2⁻¹⁰, half 2⁻¹¹ ≈ 4.88e-4 > 3e-4 → swallowed.
+        let a = fp16_stored_update(1.5, 3e-4);
+        assert!(a.swallowed);
+        assert_eq!(a.added, 0.0);
+        assert_eq!(a.gap, 2f32.powi(-10));
+        assert_eq!(a.stored_after, 1.5);
+        // γ = 0.6 ∈ [0.5, 1): stored as round(0.6·2¹¹)/2¹¹ = 1229/2048; + 3e-4 → 1229.61·2⁻¹¹
+        // → 1230/2048: a whole spacing 2⁻¹¹ = 4.8828125e-4 is added (lecture: 4.88e-4).
+        let b = fp16_stored_update(0.6, 3e-4);
+        assert_eq!(b.stored, 1229.0 / 2048.0);
+        assert_eq!(b.stored_after, 1230.0 / 2048.0);
+        assert_eq!(b.added, 2f32.powi(-11));
+        assert!(!b.swallowed);
+        assert_eq!(b.half_gap, 2f32.powi(-12));
+        assert!((b.added - 4.88e-4).abs() < 1e-6);
+        // Going down from 1 the gap is the smaller one, 2⁻¹¹.
+        assert_eq!(fp16_stored_update(1.0, -3e-4).gap, 2f32.powi(-11));
+    }
+
+    fn params(lr: f64) -> Fp16Params {
+        Fp16Params {
+            count: 2000,
+            steps: 1000,
+            lr,
+            trajectory_steps: 20,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn at_lr_1e4_no_fp16_gamma_moves() {
+        // Adam's update is at most ≈ lr = 1e-4 < 2⁻¹² (half the spacing below 1) < 2⁻¹¹.
+        let t = targets(2000, 1);
+        let (r, _, _) = gamma_experiment(&t, 1e-4, 1000, 0, 0);
+        assert_eq!(r.moved_fp16, 0);
+        assert_eq!(r.fp16.all, r.initial.all);
+        // E|U(−0.05, 0.05)| = 0.025.
+        assert!((r.initial.all - 0.025).abs() < 0.002, "{}", r.initial.all);
+        // The FP32 master reaches the targets.
+        assert!(
+            r.fp32_master.all < 0.05 * r.initial.all,
+            "{:?}",
+            r.fp32_master
+        );
+        assert_eq!(r.moved_fp32_master, 2000);
+    }
+
+    #[test]
+    fn at_lr_3e4_below_reached_above_stuck() {
+        let o = run(&params(3e-4)).unwrap();
+        let r = &o.run;
+        // Above 1: 3e-4 < 2⁻¹¹ (half of 2⁻¹⁰) → never moves.
+        assert_eq!(r.fp16.above, r.initial.above);
+        // Below 1: 3e-4 > 2⁻¹² → every γ with a target below 1 moves, and more than half
+        // the way (Adam's step shrinks as the gradient does, so they approach the targets).
+        assert_eq!(r.moved_fp16, o.targets_below);
+        assert!(r.fp16.below < 0.5 * r.initial.below, "{:?}", r.fp16);
+        // The FP32 master is far better than FP16 storage overall.
+        assert!(r.fp32_master.all < 0.1 * r.fp16.all, "{:?}", r);
+        assert!(o.mean_error_fp32_master < 0.05 * o.initial_mean_error);
+        // Step 1 identical, differing afterwards.
+        assert!(o.identical_at_step_1);
+        assert!(o.trajectory.iter().skip(1).any(|s| s.differing > 0));
+        assert!(o.trajectory_max_diff > 0.0);
+        assert_eq!(o.exercise9.len(), 2);
+        assert!(o.exercise9[0].swallowed && !o.exercise9[1].swallowed);
+    }
+
+    #[test]
+    fn too_much_work_is_refused_with_the_number() {
+        let mut v = SCENE.defaults();
+        v.set(SCENE.params, "count", "1000000").unwrap();
+        v.set(SCENE.params, "steps", "100000").unwrap();
+        let e = SCENE.report(v).unwrap_err().to_string();
+        assert!(e.contains("`count`") && e.contains("100000000000"), "{e}");
+    }
+
+    #[test]
+    fn deterministic_with_seed() {
+        let a = run(&params(3e-4)).unwrap();
+        let b = run(&params(3e-4)).unwrap();
+        assert_eq!(a, b);
+    }
+}

@@ -201,8 +201,14 @@ pub fn warp_sum(block: &mut Block, warp: u32, values: &[f32], tag: &str) -> Vec<
     v
 }
 
-/// One block reduction of the value sets `ks` (indices into `inputs`) reduced together.
-fn block_reduce(
+/// One block reduction of the value sets `ks` (indices into `inputs`) reduced together:
+/// `inputs[k][thread]` is thread `thread`'s value of set `k` (one per thread of the block);
+/// set `k`'s partials live in `shared[k][…]` at byte `4·(k·row_stride + slot)`. Two barriers
+/// per call, whatever `ks.len()`. Returns the block sum of each set in `ks`, in f32.
+///
+/// # Errors
+/// From the shared-memory model (an address past the block's shared memory).
+pub fn block_reduce(
     block: &mut Block,
     inputs: &[Vec<f32>],
     ks: &[usize],

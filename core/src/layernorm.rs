@@ -1,8 +1,0 @@
-//! Lab A: LayerNorm backward (lecture §2).
-//!
-//! Not built yet: this module registers no scenes so far.
-
-use crate::scene::Scene;
-
-/// The scenes of this lab, in lecture order.
-pub const SCENES: &[Scene] = &[];

@@ -1,0 +1,917 @@
+//! Scene `layernorm-dgamma` (lecture §2.4, exercise 7): ∇γⱼ = Σ_rows ∇y·x̂ and ∇βⱼ = Σ_rows ∇y
+//! over N rows × d columns — one sum per column, across the tokens — parallelised four ways:
+//!
+//! - `per_column`: one thread per column, N sequential adds; coalesced, but only d threads.
+//! - `atomic`: one thread per element, `atomicAdd` into ∇γⱼ, ∇βⱼ: N·d threads, but N updates
+//!   queue on each address, and the order (hence the f32 result) depends on arrival order.
+//! - `tiled`: HW4 / LightSeq `ker_ln_bw_dgamma_dbetta`: block (32, 32) per 32 columns; thread
+//!   (x, y) sums column x over rows y, y+32, …; partials to shared `buf[y][x]`; barrier; the
+//!   transposed read `buf[x][y]` gives warp y the 32 partials of column y; `shfl_down` 1, 2, 4,
+//!   8, 16 leaves the column sum in lane 0. Parallelism 32·d threads. (Shipped LightSeq writes
+//!   `buf[x][y]` and reads `buf[y][x]`: the transposed access is then the store; the counts are
+//!   the same. Both ship `[32][32]`; the padding `[32][33]` is the optimisation.)
+//! - `two_stage` (exercise 7): stage 1 splits the N rows into P segments (P·d threads, ⌈N/P⌉
+//!   adds each, P × d partials of ∇γ and ∇β in f32 to DRAM); stage 2 (a second, small kernel)
+//!   sums the P partials of each column (d threads).
+//!
+//! The tile is simulated on the SIMT [`Block`] for **one** block (columns 0..32, all N rows,
+//! seeded ∇y, x̂ ~ N(0, 1) in f32), so its trace exists for the stepper and its ∇γ, ∇β are
+//! checked against f64 sums. Every block issues the same shared-memory requests, so the
+//! whole-kernel counts are the block's × ⌈d/32⌉ blocks.
+//!
+//! **What `avg_wavefronts_per_request` averages**: total shared-memory wavefronts / total
+//! shared-memory requests over every warp of every block of the chosen scheme's kernel. In the
+//! tile each warp issues 4 requests — store ∇β partial, store ∇γ partial (row-wise, 1 wavefront
+//! each) and the two transposed loads (32 wavefronts each with pad 0, 1 with pad 1) — so the
+//! average is (2·1 + 2·32)/4 = 16.5 with pad 0 and exactly 1.0 with pad 1. The lecture quotes
+//! "whole-kernel average rounds 2.63 → 1.00" without saying what it averages; 2.63 is not the
+//! per-request average of this kernel under the bank rule (that is 16.5), nor the per-load
+//! average (32), and adding the kernel's global loads (1 request per row iteration) dilutes it
+//! to ≈ 1.12 at N = 8192; we could not identify its denominator, so we report ours exactly.
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use super::normals;
+use crate::Error;
+use crate::params::{ParamSpec, ParamValues};
+use crate::scene::{Scene, to_json};
+use crate::simt::shuffle::ShuffleMode;
+use crate::simt::trace::TraceSummary;
+use crate::simt::{Block, BlockShape, EventKind, Mask, Trace};
+
+/// Tile width (threads per side of the (32, 32) block, lanes per warp).
+pub const TILE: u32 = 32;
+
+/// The schemes.
+pub const SCHEMES: &[&str] = &["per_column", "atomic", "tiled", "two_stage"];
+
+/// Largest N: the simulated block holds 32 columns × N rows of ∇y and x̂ in f32
+/// (256·N bytes, 64 MiB at this limit).
+pub const MAX_ROWS: u64 = 1 << 18;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::int(
+        "rows",
+        "rows N (tokens)",
+        "行数 N（token）",
+        32,
+        1 << 18,
+        8192,
+    )
+    .log(),
+    ParamSpec::int(
+        "cols",
+        "columns d (hidden size)",
+        "列数 d（隐藏维度）",
+        1,
+        1 << 16,
+        1024,
+    )
+    .log(),
+    ParamSpec::choice("scheme", "parallel scheme", "并行方式", SCHEMES, "tiled"),
+    ParamSpec::int(
+        "pad",
+        "shared buffer padding (buf[32][32+pad])",
+        "共享数组填充（buf[32][32+pad]）",
+        0,
+        8,
+        0,
+    ),
+    ParamSpec::int(
+        "segments",
+        "two-stage segments P",
+        "两段式的段数 P",
+        1,
+        1 << 16,
+        216,
+    )
+    .log(),
+    ParamSpec::int(
+        "orders",
+        "atomic arrival orders tried",
+        "原子加尝试的到达顺序数",
+        2,
+        64,
+        8,
+    ),
+    ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
+];
+
+/// The registry entry.
+pub const SCENE: Scene = Scene {
+    id: "layernorm-dgamma",
+    section: "§2.4",
+    title: "∇γ, ∇β: column sums, atomics, the 32 × 32 tile and bank conflicts",
+    title_zh: "∇γ、∇β：按列求和、原子加、32 × 32 分块与 bank 冲突",
+    summary: "Three (and a two-stage) parallelisations of the column sums, the tile simulated warp by warp.",
+    params: PARAMS,
+    run: |v| to_json(&run(&DgammaParams::from_values(v)?)?),
+};
+
+/// Validated parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DgammaParams {
+    /// Rows N, 32..=2¹⁸.
+    pub rows: u64,
+    /// Columns d, 1..=2¹⁶.
+    pub cols: u64,
+    /// One of [`SCHEMES`].
+    pub scheme: String,
+    /// Padding of the shared buffers, 0..=8 words per row.
+    pub pad: u32,
+    /// Two-stage segments P, 1..=65536 (capped at N when larger: one row per segment).
+    pub segments: u64,
+    /// Random arrival orders for the atomic experiment, 2..=64.
+    pub orders: u32,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl DgammaParams {
+    /// Reads and validates the values.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] naming the parameter and its valid range.
+    pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
+        let p = DgammaParams {
+            rows: v.int("rows")? as u64,
+            cols: v.int("cols")? as u64,
+            scheme: v.text("scheme")?.to_owned(),
+            pad: v.int("pad")? as u32,
+            segments: v.int("segments")? as u64,
+            orders: v.int("orders")? as u32,
+            seed: v.int("seed")? as u64,
+        };
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Range, consistency and memory checks.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] naming the parameter and its valid range.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.rows < 32 {
+            return Err(Error::invalid("rows", self.rows, "expected 32..=262144"));
+        }
+        if self.rows > MAX_ROWS {
+            return Err(Error::invalid(
+                "rows",
+                self.rows,
+                format!(
+                    "the simulated block would hold {} bytes of ∇y and x̂; at most {MAX_ROWS} rows \
+                     (64 MiB) — expected 32..=262144",
+                    self.rows * 32 * 2 * 4
+                ),
+            ));
+        }
+        if !(1..=1 << 16).contains(&self.cols) {
+            return Err(Error::invalid("cols", self.cols, "expected 1..=65536"));
+        }
+        if !SCHEMES.contains(&self.scheme.as_str()) {
+            return Err(Error::invalid(
+                "scheme",
+                &self.scheme,
+                format!("expected one of {}", SCHEMES.join(", ")),
+            ));
+        }
+        if self.pad > 8 {
+            return Err(Error::invalid("pad", self.pad, "expected 0..=8"));
+        }
+        if !(1..=1 << 16).contains(&self.segments) {
+            return Err(Error::invalid(
+                "segments",
+                self.segments,
+                "expected 1..=65536",
+            ));
+        }
+        if !(2..=64).contains(&self.orders) {
+            return Err(Error::invalid("orders", self.orders, "expected 2..=64"));
+        }
+        Ok(())
+    }
+}
+
+/// One scheme's figures (whole kernel).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SchemeSummary {
+    /// The scheme.
+    pub scheme: &'static str,
+    /// Threads launched (first stage for `two_stage`).
+    pub threads: u64,
+    /// Sequential adds one thread performs (plus shuffle levels for the tile).
+    pub serial_steps: u64,
+    /// Kernel launches.
+    pub launches: u32,
+    /// Shared-memory requests, whole kernel.
+    pub shared_requests: u64,
+    /// Their wavefronts.
+    pub shared_wavefronts: u64,
+    /// Their conflict-free wavefronts.
+    pub shared_ideal_wavefronts: u64,
+    /// Worst conflict degree of the transposed access (0: the scheme has none).
+    pub transposed_conflict_degree: u32,
+    /// shared_wavefronts / shared_requests (`None`: no shared memory).
+    pub avg_wavefronts_per_request: Option<f64>,
+    /// Updates that serialise on one ∇γ (or ∇β) address (atomics: N; others 1).
+    pub updates_per_address: u64,
+    /// DRAM bytes of intermediate partials (two-stage: P·d·2 f32 written and read again).
+    pub partial_bytes: u64,
+}
+
+/// The simulated tile block (block 0).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TileDetail {
+    /// Padding used.
+    pub pad: u32,
+    /// Blocks in the kernel, ⌈d/32⌉.
+    pub blocks: u64,
+    /// Shared bytes per block: 2 buffers × 32 × (32 + pad) × 4.
+    pub shared_bytes_per_block: u64,
+    /// Shared requests of one block (32 warps × 4).
+    pub block_shared_requests: u64,
+    /// Their wavefronts.
+    pub block_shared_wavefronts: u64,
+    /// Wavefronts of one partial-sum store (row-wise `buf[y][x]`).
+    pub store_wavefronts: u32,
+    /// Wavefronts of one transposed load (`buf[x][y]`).
+    pub load_wavefronts: u32,
+    /// Conflict degree of the store.
+    pub store_conflict_degree: u32,
+    /// Bank of each lane in warp 0's store (bank = (byte address / 4) mod 32).
+    pub store_banks: Vec<u32>,
+    /// Bank of each lane in warp 0's transposed load.
+    pub load_banks: Vec<u32>,
+    /// ∇β of the block's columns from the simulation (lane 0 of each warp), f32.
+    pub dbeta: Vec<f32>,
+    /// ∇γ of the block's columns, f32.
+    pub dgamma: Vec<f32>,
+    /// max |∇β − f64 sum| over the block's columns.
+    pub max_abs_error_dbeta: f64,
+    /// max |∇γ − f64 sum|.
+    pub max_abs_error_dgamma: f64,
+    /// Totals of the block's trace.
+    pub summary: TraceSummary,
+}
+
+/// The atomics experiment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AtomicDetail {
+    /// Updates per ∇β address over the grid: N.
+    pub updates_per_address: u64,
+    /// Lanes of one warp on one address when a warp covers 32 columns of a row (row-major).
+    pub warp_contention_row_major: u32,
+    /// … when a warp covers 32 rows of a column (column-major thread order).
+    pub warp_contention_column_major: u32,
+    /// ∇β₀ = Σ_rows ∇y\[·\]\[0\] accumulated in f32 in row order.
+    pub in_order_sum: f32,
+    /// The same sum in each of `orders` seeded random arrival orders, f32.
+    pub order_sums: Vec<f32>,
+    /// Distinct values among `order_sums`.
+    pub distinct_results: usize,
+    /// max − min of `order_sums`.
+    pub spread: f64,
+    /// f64 sum of the same f32 values.
+    pub reference: f64,
+}
+
+/// The two-stage variant (exercise 7).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TwoStageDetail {
+    /// P as used: the parameter, capped at N.
+    pub segments: u64,
+    /// Stage 1 threads, P·d.
+    pub stage1_threads: u64,
+    /// Rows each stage-1 thread adds, ⌈N/P⌉.
+    pub stage1_steps: u64,
+    /// Stage 2 threads, d.
+    pub stage2_threads: u64,
+    /// Partials each stage-2 thread adds, P.
+    pub stage2_steps: u64,
+    /// f32 partials of ∇γ and ∇β written by stage 1 and read by stage 2: 2 × P·d·2·4 bytes.
+    pub partial_bytes: u64,
+}
+
+/// The scene's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct DgammaOutput {
+    /// The chosen scheme (the keys below are its figures).
+    pub scheme: String,
+    /// Threads launched.
+    pub threads: u64,
+    /// Shared-memory requests, whole kernel.
+    pub shared_requests: u64,
+    /// Their wavefronts.
+    pub shared_wavefronts: u64,
+    /// Worst conflict degree of the transposed access (tile: 32 with pad 0, 1 with pad 1;
+    /// 0 for schemes with no shared memory).
+    pub transposed_conflict_degree: u32,
+    /// shared_wavefronts / shared_requests, null for schemes with no shared memory.
+    pub avg_wavefronts_per_request: Option<f64>,
+    /// What the average is over, in words.
+    pub averaged_over: &'static str,
+    /// All schemes side by side.
+    pub schemes: Vec<SchemeSummary>,
+    /// The simulated tile block.
+    pub tile: TileDetail,
+    /// The atomics experiment.
+    pub atomic: AtomicDetail,
+    /// Exercise 7.
+    pub two_stage: TwoStageDetail,
+    /// The tile block's trace (block 0), for the stepper.
+    #[serde(skip)]
+    pub trace_tiled: Trace,
+    /// Two warps issuing one atomic request each: row-major (warp 0), column-major (warp 1).
+    #[serde(skip)]
+    pub trace_atomic: Trace,
+}
+
+/// Sum of `values` in f32, taken in the order `order` (indices into `values`).
+pub fn sum_in_order(values: &[f32], order: &[usize]) -> f32 {
+    order
+        .iter()
+        .filter_map(|&i| values.get(i))
+        .fold(0.0f32, |a, v| a + v)
+}
+
+/// Simulates block 0 of the tile kernel. `dy`, `xh`: n × w row-major (w = columns of the
+/// block, ≤ 32). Returns the trace and the block's (∇β, ∇γ) per column.
+fn simulate_tile(
+    n: usize,
+    w: usize,
+    d: u64,
+    pad: u32,
+    dy: &[f32],
+    xh: &[f32],
+) -> Result<(Trace, Vec<f32>, Vec<f32>), Error> {
+    let shape = BlockShape::new(TILE * TILE, TILE)?;
+    let mut b = Block::new("ker_ln_bw_dgamma_dbetta (block 0)", shape);
+    let stride = u64::from(TILE + pad);
+    let base_beta = 0u64;
+    let base_gamma = 4 * u64::from(TILE) * stride;
+    let all = Mask::first(TILE);
+    let iters = n.div_ceil(TILE as usize);
+    let mut partial_b = vec![[0.0f32; 32]; 32];
+    let mut partial_g = vec![[0.0f32; 32]; 32];
+    // Phase 1: each warp y walks rows y, y+32, …; record its first row's loads.
+    for y in 0..TILE {
+        let addr = |base: u64| -> Vec<Option<u64>> {
+            (0..TILE)
+                .map(|x| ((x as usize) < w).then(|| base + 4 * (u64::from(y) * d + u64::from(x))))
+                .collect()
+        };
+        let vals = |v: &[f32]| -> Vec<f64> {
+            (0..TILE as usize)
+                .map(|x| {
+                    if x < w {
+                        f64::from(v[y as usize * w + x])
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        };
+        b.global(
+            y,
+            false,
+            &addr(0),
+            4,
+            &vals(dy),
+            &format!("load ∇y row {y} (iteration 1 of {iters}; the others repeat it 32 rows down)"),
+        );
+        b.global(
+            y,
+            false,
+            &addr(1 << 40),
+            4,
+            &vals(xh),
+            &format!("load x̂ row {y} (iteration 1 of {iters})"),
+        );
+        for x in 0..w {
+            let (mut sb, mut sg) = (0.0f32, 0.0f32);
+            for r in (y as usize..n).step_by(TILE as usize) {
+                let v = dy[r * w + x];
+                sb += v;
+                sg += v * xh[r * w + x];
+            }
+            partial_b[y as usize][x] = sb;
+            partial_g[y as usize][x] = sg;
+        }
+        let show: Vec<f64> = partial_b[y as usize]
+            .iter()
+            .map(|v| f64::from(*v))
+            .collect();
+        b.compute(
+            y,
+            &show,
+            all,
+            &format!(
+                "∇β partial: column x over rows {y}, {}, … ({iters} adds)",
+                y + 32
+            ),
+            Some(0),
+        );
+    }
+    // Phase 2: partials to shared buf[y][x] (row-wise).
+    for y in 0..TILE {
+        for (base, part, name) in [
+            (base_beta, &partial_b, "∇β"),
+            (base_gamma, &partial_g, "∇γ"),
+        ] {
+            let addr: Vec<Option<u64>> = (0..TILE)
+                .map(|x| Some(base + 4 * (u64::from(y) * stride + u64::from(x))))
+                .collect();
+            let vals: Vec<f64> = part[y as usize].iter().map(|v| f64::from(*v)).collect();
+            b.st_shared(
+                y,
+                &addr,
+                4,
+                &vals,
+                &format!("{name} partial → buf[{y}][x]"),
+                Some(0),
+            )?;
+        }
+    }
+    b.barrier("partials visible to the transposed read");
+    // Phase 3: transposed read buf[x][y]: warp y gets column y's 32 partials.
+    let mut sums_b = vec![0.0f32; w];
+    let mut sums_g = vec![0.0f32; w];
+    let mut loaded = Vec::with_capacity(TILE as usize);
+    for y in 0..TILE {
+        let mut pair = Vec::with_capacity(2);
+        for (base, name) in [(base_beta, "∇β"), (base_gamma, "∇γ")] {
+            let addr: Vec<Option<u64>> = (0..TILE)
+                .map(|x| Some(base + 4 * (u64::from(x) * stride + u64::from(y))))
+                .collect();
+            let v = b.ld_shared(
+                y,
+                &addr,
+                4,
+                &format!("{name}: transposed read buf[x][{y}]"),
+                Some(0),
+            )?;
+            pair.push(v.iter().map(|a| *a as f32).collect::<Vec<f32>>());
+        }
+        loaded.push(pair);
+    }
+    b.barrier("buffers free again (LightSeq's second __syncthreads)");
+    // Phase 4: shfl_down 1, 2, 4, 8, 16; lane 0 holds the column sum.
+    for (y, pair) in loaded.into_iter().enumerate() {
+        let wy = y as u32;
+        let mut regs = pair;
+        let mut level = 1;
+        let mut i = 1;
+        while i < TILE {
+            for (k, name) in ["∇β", "∇γ"].iter().enumerate() {
+                let other = b.shfl(
+                    wy,
+                    ShuffleMode::Down,
+                    i,
+                    &regs[k],
+                    all,
+                    &format!("{name}: shfl_down {i}"),
+                    Some(level),
+                );
+                regs[k] = regs[k].iter().zip(&other).map(|(a, o)| a + o).collect();
+                let show: Vec<f64> = regs[k].iter().map(|v| f64::from(*v)).collect();
+                b.compute(
+                    wy,
+                    &show,
+                    all,
+                    &format!("{name}: add (lane 0 accumulates)"),
+                    Some(level),
+                );
+            }
+            i *= 2;
+            level += 1;
+        }
+        if y < w {
+            sums_b[y] = regs[0][0];
+            sums_g[y] = regs[1][0];
+            let addr: Vec<Option<u64>> =
+                (0..TILE).map(|l| (l == 0).then(|| 4 * y as u64)).collect();
+            b.global(
+                wy,
+                true,
+                &addr,
+                4,
+                &[f64::from(regs[0][0])],
+                &format!("lane 0: ∇β[{y}]"),
+            );
+            b.global(
+                wy,
+                true,
+                &addr
+                    .iter()
+                    .map(|a| a.map(|v| v + (1 << 40)))
+                    .collect::<Vec<_>>(),
+                4,
+                &[f64::from(regs[1][0])],
+                &format!("lane 0: ∇γ[{y}]"),
+            );
+        }
+    }
+    Ok((b.finish(), sums_b, sums_g))
+}
+
+fn atomic_trace(d: u64, n: u64) -> Result<(Trace, u32, u32), Error> {
+    let mut b = Block::new(
+        "atomicAdd(∇β[col], ∇y[row][col])",
+        BlockShape::new(2 * TILE, TILE)?,
+    );
+    // Warp 0, row-major threads: lanes take columns 0..32 of row 0 (fewer if d < 32).
+    let row_major: Vec<Option<u64>> = (0..u64::from(TILE)).map(|l| Some(4 * (l % d))).collect();
+    // Warp 1, column-major threads: lanes take rows 0..32 of column 0.
+    let col_major: Vec<Option<u64>> = (0..u64::from(TILE)).map(|l| (l < n).then_some(0)).collect();
+    b.atomic_add(
+        0,
+        &row_major,
+        4,
+        &[1.0; 32],
+        "row-major: 32 columns of one row",
+    );
+    b.atomic_add(
+        1,
+        &col_major,
+        4,
+        &[1.0; 32],
+        "column-major: 32 rows of one column",
+    );
+    let c0 = crate::simt::atomic::contention(&row_major).max_lanes_per_address;
+    let c1 = crate::simt::atomic::contention(&col_major).max_lanes_per_address;
+    Ok((b.finish(), c0, c1))
+}
+
+/// Runs every scheme; the chosen one fills the headline keys.
+///
+/// # Errors
+/// [`Error::InvalidParam`] from [`DgammaParams::validate`] or the SIMT model.
+pub fn run(p: &DgammaParams) -> Result<DgammaOutput, Error> {
+    p.validate()?;
+    let (n, d) = (p.rows, p.cols);
+    let w = d.min(u64::from(TILE)) as usize;
+    let nu = n as usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
+    let dy: Vec<f32> = normals(&mut rng, nu * w)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    let xh: Vec<f32> = normals(&mut rng, nu * w)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+
+    // The tile.
+    let (trace_tiled, sums_b, sums_g) = simulate_tile(nu, w, d, p.pad, &dy, &xh)?;
+    let summary = trace_tiled.summary();
+    let events = || trace_tiled.warps.iter().flat_map(|wt| &wt.events);
+    let worst = |store: bool| {
+        events()
+            .filter(|e| matches!(e.kind, EventKind::SharedStore { .. }) == store)
+            .filter(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::SharedStore { .. } | EventKind::SharedLoad { .. }
+                )
+            })
+            .fold((0u32, 0u32), |(c, wv), e| {
+                (
+                    c.max(e.metrics.conflict_degree.unwrap_or(0)),
+                    wv.max(e.metrics.wavefronts.unwrap_or(0)),
+                )
+            })
+    };
+    let (store_deg, store_wf) = worst(true);
+    let (load_deg, load_wf) = worst(false);
+    let banks_of = |store: bool| -> Vec<u32> {
+        trace_tiled
+            .warps
+            .first()
+            .and_then(|wt| {
+                wt.events.iter().find(|e| {
+                    if store {
+                        matches!(e.kind, EventKind::SharedStore { .. })
+                    } else {
+                        matches!(e.kind, EventKind::SharedLoad { .. })
+                    }
+                })
+            })
+            .map(|e| {
+                e.lanes
+                    .iter()
+                    .map(|l| l.address.map_or(0, |a| ((a / 4) % 32) as u32))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (mut eb, mut eg) = (0.0f64, 0.0f64);
+    for x in 0..w {
+        let (mut rb, mut rg) = (0.0f64, 0.0f64);
+        for r in 0..nu {
+            rb += f64::from(dy[r * w + x]);
+            rg += f64::from(dy[r * w + x]) * f64::from(xh[r * w + x]);
+        }
+        eb = eb.max((f64::from(sums_b[x]) - rb).abs());
+        eg = eg.max((f64::from(sums_g[x]) - rg).abs());
+    }
+    let blocks = d.div_ceil(u64::from(TILE));
+    let tile = TileDetail {
+        pad: p.pad,
+        blocks,
+        shared_bytes_per_block: 2 * u64::from(TILE) * u64::from(TILE + p.pad) * 4,
+        block_shared_requests: summary.shared_requests as u64,
+        block_shared_wavefronts: summary.shared_wavefronts,
+        store_wavefronts: store_wf,
+        load_wavefronts: load_wf,
+        store_conflict_degree: store_deg,
+        store_banks: banks_of(true),
+        load_banks: banks_of(false),
+        dbeta: sums_b,
+        dgamma: sums_g,
+        max_abs_error_dbeta: eb,
+        max_abs_error_dgamma: eg,
+        summary,
+    };
+
+    // Atomics.
+    let (trace_atomic, c_row, c_col) = atomic_trace(d, n)?;
+    let col0: Vec<f32> = (0..nu).map(|r| dy[r * w]).collect();
+    let in_order: Vec<usize> = (0..nu).collect();
+    let mut order_sums = Vec::with_capacity(p.orders as usize);
+    let mut perm_rng = ChaCha8Rng::seed_from_u64(p.seed);
+    perm_rng.set_stream(1);
+    for _ in 0..p.orders {
+        let mut order = in_order.clone();
+        order.shuffle(&mut perm_rng);
+        order_sums.push(sum_in_order(&col0, &order));
+    }
+    let mut distinct: Vec<u32> = order_sums.iter().map(|v| v.to_bits()).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let (lo, hi) = order_sums
+        .iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let atomic = AtomicDetail {
+        updates_per_address: n,
+        warp_contention_row_major: c_row,
+        warp_contention_column_major: c_col,
+        in_order_sum: sum_in_order(&col0, &in_order),
+        order_sums,
+        distinct_results: distinct.len(),
+        spread: f64::from(hi) - f64::from(lo),
+        reference: col0.iter().map(|v| f64::from(*v)).sum(),
+    };
+
+    // Two-stage: more segments than rows would leave segments empty; P is capped at N.
+    let segments = p.segments.min(n);
+    let two_stage = TwoStageDetail {
+        segments,
+        stage1_threads: segments * d,
+        stage1_steps: n.div_ceil(segments),
+        stage2_threads: d,
+        stage2_steps: segments,
+        partial_bytes: 2 * segments * d * 2 * 4,
+    };
+
+    let none = |scheme, threads, serial_steps, launches, updates_per_address, partial_bytes| {
+        SchemeSummary {
+            scheme,
+            threads,
+            serial_steps,
+            launches,
+            shared_requests: 0,
+            shared_wavefronts: 0,
+            shared_ideal_wavefronts: 0,
+            transposed_conflict_degree: 0,
+            avg_wavefronts_per_request: None,
+            updates_per_address,
+            partial_bytes,
+        }
+    };
+    let tiled_requests = blocks * tile.block_shared_requests;
+    let tiled_wavefronts = blocks * tile.block_shared_wavefronts;
+    let schemes = vec![
+        none("per_column", d, n, 1, 1, 0),
+        none("atomic", n * d, 1, 1, n, 0),
+        SchemeSummary {
+            scheme: "tiled",
+            threads: blocks * u64::from(TILE * TILE),
+            serial_steps: n.div_ceil(u64::from(TILE)) + u64::from(TILE.trailing_zeros()),
+            launches: 1,
+            shared_requests: tiled_requests,
+            shared_wavefronts: tiled_wavefronts,
+            shared_ideal_wavefronts: blocks * tile.summary.shared_ideal_wavefronts,
+            transposed_conflict_degree: load_deg,
+            avg_wavefronts_per_request: (tiled_requests > 0)
+                .then(|| tiled_wavefronts as f64 / tiled_requests as f64),
+            updates_per_address: 1,
+            partial_bytes: 0,
+        },
+        none(
+            "two_stage",
+            two_stage.stage1_threads,
+            two_stage.stage1_steps + two_stage.stage2_steps,
+            2,
+            1,
+            two_stage.partial_bytes,
+        ),
+    ];
+    let chosen = schemes
+        .iter()
+        .find(|s| s.scheme == p.scheme)
+        .cloned()
+        .ok_or_else(|| {
+            Error::invalid(
+                "scheme",
+                &p.scheme,
+                format!("expected one of {}", SCHEMES.join(", ")),
+            )
+        })?;
+    Ok(DgammaOutput {
+        scheme: p.scheme.clone(),
+        threads: chosen.threads,
+        shared_requests: chosen.shared_requests,
+        shared_wavefronts: chosen.shared_wavefronts,
+        transposed_conflict_degree: chosen.transposed_conflict_degree,
+        avg_wavefronts_per_request: chosen.avg_wavefronts_per_request,
+        averaged_over: "total shared-memory wavefronts / total shared-memory requests over every \
+                        warp of every block of the chosen kernel (tile: per warp 2 row-wise \
+                        stores of the ∇β, ∇γ partials + 2 transposed loads)",
+        schemes,
+        tile,
+        atomic,
+        two_stage,
+        trace_tiled,
+        trace_atomic,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(scheme: &str, pad: u32) -> DgammaParams {
+        DgammaParams {
+            rows: 8192,
+            cols: 1024,
+            scheme: scheme.into(),
+            pad,
+            segments: 216,
+            orders: 8,
+            seed: 1,
+        }
+    }
+
+    /// The bank rule by hand: lane x of the transposed read touches word x·(32 + pad) + y, bank
+    /// (x·(32 + pad) + y) mod 32 = (x·pad + y) mod 32; the degree is the largest number of
+    /// lanes (distinct words) sharing a bank.
+    fn degree_by_hand(pad: u32) -> u32 {
+        let mut count = [0u32; 32];
+        for x in 0..32 {
+            count[((x * (32 + pad)) % 32) as usize] += 1;
+        }
+        count.into_iter().max().unwrap()
+    }
+
+    #[test]
+    fn padding_removes_the_conflict() {
+        let o = run(&p("tiled", 0)).unwrap();
+        assert_eq!(o.transposed_conflict_degree, 32);
+        assert_eq!(o.tile.load_banks, vec![0; 32], "every lane in bank 0");
+        assert_eq!(o.tile.store_conflict_degree, 1);
+        // 32 blocks × 32 warps × 4 requests; wavefronts 2·1 + 2·32 per warp.
+        assert_eq!(o.shared_requests, 32 * 32 * 4);
+        assert_eq!(o.shared_wavefronts, 32 * 32 * (2 + 64));
+        assert_eq!(o.avg_wavefronts_per_request, Some(16.5));
+        let o = run(&p("tiled", 1)).unwrap();
+        assert_eq!(o.transposed_conflict_degree, 1);
+        assert_eq!(o.avg_wavefronts_per_request, Some(1.0));
+        assert_eq!(o.tile.load_banks, (0..32).collect::<Vec<u32>>());
+        for pad in 0..=8 {
+            let o = run(&DgammaParams {
+                rows: 64,
+                cols: 64,
+                ..p("tiled", pad)
+            })
+            .unwrap();
+            assert_eq!(
+                o.transposed_conflict_degree,
+                degree_by_hand(pad),
+                "pad {pad}"
+            );
+        }
+        assert_eq!(degree_by_hand(2), 2);
+    }
+
+    #[test]
+    fn tile_sums_match_f64() {
+        let o = run(&p("tiled", 1)).unwrap();
+        // 8192 standard normals summed in f32 in 256-term strands: error well under 1e-3.
+        assert!(
+            o.tile.max_abs_error_dbeta < 1e-3,
+            "{}",
+            o.tile.max_abs_error_dbeta
+        );
+        assert!(o.tile.max_abs_error_dgamma < 1e-3);
+        assert_eq!(o.tile.dbeta.len(), 32);
+        // Integer data: exact. 40 rows × 5 columns of ∇y = 1, x̂ = row index.
+        let (n, w) = (40usize, 5usize);
+        let dy = vec![1.0f32; n * w];
+        let xh: Vec<f32> = (0..n * w).map(|i| (i / w) as f32).collect();
+        let (_, b, g) = simulate_tile(n, w, 5, 0, &dy, &xh).unwrap();
+        assert_eq!(b, vec![40.0; 5]);
+        assert_eq!(g, vec![780.0; 5], "0 + 1 + … + 39 = 780");
+    }
+
+    #[test]
+    fn threads_per_scheme_and_exercise_7() {
+        let o = run(&p("tiled", 0)).unwrap();
+        let t: Vec<u64> = o.schemes.iter().map(|s| s.threads).collect();
+        assert_eq!(t, vec![1024, 8192 * 1024, 32 * 1024, 216 * 1024]);
+        // Exercise 7: P = 216 → 221,184 threads (A100's resident threads), ≈ 38 rows each.
+        assert_eq!(o.two_stage.stage1_threads, 221_184);
+        assert_eq!(o.two_stage.stage1_steps, 38);
+        assert_eq!(o.two_stage.stage2_steps, 216);
+        assert_eq!(o.two_stage.partial_bytes, 216 * 1024 * 2 * 4 * 2);
+        let o = run(&p("two_stage", 0)).unwrap();
+        assert_eq!(o.threads, 221_184);
+        assert_eq!(o.avg_wavefronts_per_request, None);
+    }
+
+    #[test]
+    fn atomics_contend_and_order_changes_the_result() {
+        let o = run(&p("atomic", 0)).unwrap();
+        assert_eq!(o.threads, 8192 * 1024);
+        assert_eq!(o.atomic.updates_per_address, 8192);
+        assert_eq!(o.atomic.warp_contention_row_major, 1);
+        assert_eq!(o.atomic.warp_contention_column_major, 32);
+        assert!(o.atomic.distinct_results >= 2, "{:?}", o.atomic.order_sums);
+        for s in &o.atomic.order_sums {
+            assert!((f64::from(*s) - o.atomic.reference).abs() < 1e-2);
+        }
+        // The order matters, by hand: (1e8 + 1) − 1e8 = 0 in f32, (1e8 − 1e8) + 1 = 1.
+        let v = [1e8f32, 1.0, -1e8];
+        assert_eq!(sum_in_order(&v, &[0, 1, 2]), 0.0);
+        assert_eq!(sum_in_order(&v, &[0, 2, 1]), 1.0);
+    }
+
+    #[test]
+    fn limits_are_refused_with_the_number() {
+        let e = DgammaParams {
+            rows: 1 << 20,
+            ..p("tiled", 0)
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.to_string().contains("268435456 bytes"), "{e}");
+        assert!(
+            DgammaParams {
+                segments: 0,
+                ..p("tiled", 0)
+            }
+            .validate()
+            .is_err()
+        );
+        let o = run(&DgammaParams {
+            rows: 64,
+            ..p("two_stage", 0)
+        })
+        .unwrap();
+        assert_eq!((o.two_stage.segments, o.two_stage.stage1_steps), (64, 1));
+        assert!(
+            DgammaParams {
+                scheme: "magic".into(),
+                ..p("tiled", 0)
+            }
+            .validate()
+            .is_err()
+        );
+        assert!(
+            DgammaParams {
+                pad: 9,
+                ..p("tiled", 0)
+            }
+            .validate()
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn narrow_matrices_work() {
+        let o = run(&DgammaParams {
+            rows: 32,
+            cols: 1,
+            segments: 1,
+            ..p("tiled", 0)
+        })
+        .unwrap();
+        assert_eq!(o.tile.blocks, 1);
+        assert_eq!(o.tile.dbeta.len(), 1);
+        assert!(o.tile.max_abs_error_dbeta < 1e-5);
+    }
+}

@@ -1,0 +1,86 @@
+//! Lab D: memory — lifetimes, the static plan, the caching allocator and real PyTorch snapshots
+//! (lecture §5, script 04; LightSeq2 paper §IV-D and fig. 8).
+//!
+//! - [`lifetimes`] (`memory-lifetimes`, §5.1): the ten steps of self-attention backward as data,
+//!   the gradient tensors each creates and when each dies, live temporaries per step and the lower
+//!   bound 3BLH + max{BL²N, 3BLH}; exercises 5 and 6 of §9.
+//! - [`plan`] (`memory-plan`, §5.2): the greedy static planner that packs those tensors into a few
+//!   reusable blocks (lecture: 4 blocks of 1, 8, 1, 1 BLH = the lower bound).
+//! - [`allocator`] (`memory-allocator`, §5.3): a rule-for-rule simulator of PyTorch's CUDA caching
+//!   allocator (`c10/cuda/CUDACachingAllocator.cpp`) fed a variable-length encoder workload, and
+//!   LightSeq2's one up-front allocation beside it.
+//! - [`snapshot`] (`memory-snapshot`): a reader for `torch.cuda.memory._snapshot()` pickles that
+//!   executes nothing from the file ([`pickle`] checks every opcode first) and replays the
+//!   recorded trace through the simulator.
+//!
+//! Units: bytes are bytes; MiB = 2²⁰ bytes (every `_mib` field); BLH and BL²N are the sizes of
+//! one B × L × H tensor and one B × N × L × L score tensor, in elements (×dtype bytes for bytes).
+
+use serde::Serialize;
+
+use crate::Error;
+use crate::scene::Scene;
+
+pub mod allocator;
+pub mod lifetimes;
+pub mod pickle;
+pub mod plan;
+pub mod snapshot;
+
+/// Bytes in one MiB (2²⁰).
+pub const MIB: u64 = 1 << 20;
+
+/// Bytes → MiB (2²⁰ bytes), as a real number.
+pub fn mib(bytes: u64) -> f64 {
+    bytes as f64 / MIB as f64
+}
+
+/// Element type of the tensors whose sizes a scene counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    /// IEEE half precision, 2 bytes.
+    F16,
+    /// bfloat16, 2 bytes.
+    Bf16,
+    /// IEEE single precision, 4 bytes.
+    F32,
+}
+
+/// The dtype names a `dtype` parameter accepts.
+pub const DTYPES: &[&str] = &["f16", "bf16", "f32"];
+
+impl Dtype {
+    /// Bytes per element.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Dtype::F16 | Dtype::Bf16 => 2,
+            Dtype::F32 => 4,
+        }
+    }
+
+    /// Parses a [`DTYPES`] name (`fp16`/`fp32` spellings accepted too).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] naming `dtype` and the valid names.
+    pub fn parse(name: &str) -> Result<Self, Error> {
+        match name {
+            "f16" | "fp16" | "half" => Ok(Dtype::F16),
+            "bf16" => Ok(Dtype::Bf16),
+            "f32" | "fp32" | "float" => Ok(Dtype::F32),
+            other => Err(Error::invalid(
+                "dtype",
+                other,
+                format!("expected one of {}", DTYPES.join(", ")),
+            )),
+        }
+    }
+}
+
+/// The scenes of this lab, in lecture order.
+pub const SCENES: &[Scene] = &[
+    lifetimes::SCENE,
+    plan::SCENE,
+    allocator::SCENE,
+    snapshot::SCENE,
+];

@@ -179,3 +179,38 @@ fn softmax_warp_snapshot() {
 fn softmax_fusion_snapshot() {
     snapshot_scene("softmax-fusion", 0);
 }
+
+#[test]
+fn snapshot_layernorm_syncs() {
+    snapshot_scene("layernorm-syncs", 8);
+}
+
+#[test]
+fn snapshot_layernorm_bytes() {
+    snapshot_scene("layernorm-bytes", 0);
+}
+
+#[test]
+fn snapshot_layernorm_error() {
+    snapshot_scene("layernorm-error", 0);
+}
+
+#[test]
+fn snapshot_layernorm_dgamma() {
+    snapshot_scene("layernorm-dgamma", 40);
+}
+
+#[test]
+fn snapshot_trainer_census() {
+    snapshot_scene("trainer-census", 0);
+}
+
+#[test]
+fn snapshot_trainer_workspace() {
+    snapshot_scene("trainer-workspace", 0);
+}
+
+#[test]
+fn snapshot_trainer_fp16() {
+    snapshot_scene("trainer-fp16", 0);
+}

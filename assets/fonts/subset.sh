@@ -40,6 +40,6 @@ ls -l "$here/NotoSansSC-warpscope.otf"
 # DejaVu-LICENSE.txt) for the technical and mathematical symbols Noto Sans CJK lacks (⌈ ⌉ ⊕ …).
 # Needs: apt-get install fonts-dejavu-core.
 pyftsubset "${DEJAVU_TTF:-/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf}" \
-  --unicodes="U+0020-007E,U+00A0-024F,U+0300-036F,U+0370-03FF,U+2000-2BFF" \
+  --unicodes="U+0020-007E,U+00A0-024F,U+0300-036F,U+0370-03FF,U+2000-2C7F,U+1D00-1DBF" \
   --layout-features='' --no-hinting --output-file="$here/DejaVuSans-warpscope.ttf"
 ls -l "$here/DejaVuSans-warpscope.ttf"

@@ -3,9 +3,11 @@
 
 pub mod banks;
 pub mod generic;
+pub mod layernorm;
 pub mod reduction;
 pub mod softmax;
 pub mod trace;
+pub mod trainer;
 pub mod widgets;
 
 use warpscope_core::Error;
@@ -26,6 +28,20 @@ pub enum Computed {
     SoftmaxWarp(Box<warpscope_core::softmax::warp::WarpOutput>),
     /// `softmax-fusion`.
     SoftmaxFusion(Box<warpscope_core::softmax::fusion::FusionOutput>),
+    /// `layernorm-syncs`.
+    LayernormSyncs(Box<warpscope_core::layernorm::syncs::SyncsOutput>),
+    /// `layernorm-bytes`.
+    LayernormBytes(Box<warpscope_core::layernorm::bytes::BytesOutput>),
+    /// `layernorm-error`.
+    LayernormError(Box<warpscope_core::layernorm::numerics::ErrorOutput>),
+    /// `layernorm-dgamma`.
+    LayernormDgamma(Box<warpscope_core::layernorm::dgamma::DgammaOutput>),
+    /// `trainer-census`.
+    TrainerCensus(Box<warpscope_core::trainer::census::CensusOutput>),
+    /// `trainer-workspace`.
+    TrainerWorkspace(Box<warpscope_core::trainer::workspace::WorkspaceOutput>),
+    /// `trainer-fp16`.
+    TrainerFp16(Box<warpscope_core::trainer::fp16::Fp16Output>),
     /// Any other scene: its JSON result.
     Json(serde_json::Value),
 }
@@ -45,7 +61,27 @@ impl Computed {
     pub fn timeline_len(&self, view: &ViewState) -> usize {
         match self {
             Computed::Reduction(r) => reduction::trace_of(r, view).timeline().len(),
-            Computed::SoftmaxWarp(o) => if view.sequential { &o.forward_trace } else { &o.trace }.timeline().len(),
+            Computed::LayernormSyncs(o) => if view.sequential {
+                &o.trace_autograd
+            } else {
+                &o.trace_fused
+            }
+            .timeline()
+            .len(),
+            Computed::LayernormDgamma(o) => if view.sequential {
+                &o.trace_atomic
+            } else {
+                &o.trace_tiled
+            }
+            .timeline()
+            .len(),
+            Computed::SoftmaxWarp(o) => if view.sequential {
+                &o.forward_trace
+            } else {
+                &o.trace
+            }
+            .timeline()
+            .len(),
             _ => 0,
         }
     }
@@ -57,6 +93,13 @@ impl Computed {
 /// The scene's validation or computation error.
 pub fn compute(scene: &'static Scene, values: ParamValues) -> Result<Computed, Error> {
     let values = values.validated(scene.params)?;
+    use warpscope_core::{layernorm, trainer};
+    // The scene's typed parameters and run, boxed into its `Computed` variant.
+    macro_rules! typed {
+        ($variant:ident, $params:ty, $run:path) => {
+            Computed::$variant(Box::new($run(&<$params>::from_values(&values)?)?))
+        };
+    }
     Ok(match scene.id {
         "reduction" => Computed::Reduction(Box::new(warpscope_core::reduction::run(
             &ReductionParams::from_values(&values)?,
@@ -64,13 +107,48 @@ pub fn compute(scene: &'static Scene, values: ParamValues) -> Result<Computed, E
         "banks" => Computed::Banks(Box::new(warpscope_core::banks::run(
             &BanksParams::from_values(&values)?,
         )?)),
+        "layernorm-syncs" => typed!(
+            LayernormSyncs,
+            layernorm::syncs::SyncsParams,
+            layernorm::syncs::run
+        ),
+        "layernorm-bytes" => typed!(
+            LayernormBytes,
+            layernorm::bytes::BytesParams,
+            layernorm::bytes::run
+        ),
+        "layernorm-error" => typed!(
+            LayernormError,
+            layernorm::numerics::ErrorParams,
+            layernorm::numerics::run
+        ),
+        "layernorm-dgamma" => typed!(
+            LayernormDgamma,
+            layernorm::dgamma::DgammaParams,
+            layernorm::dgamma::run
+        ),
+        "trainer-census" => typed!(
+            TrainerCensus,
+            trainer::census::CensusParams,
+            trainer::census::run
+        ),
+        "trainer-workspace" => typed!(
+            TrainerWorkspace,
+            trainer::workspace::WorkspaceParams,
+            trainer::workspace::run
+        ),
+        "trainer-fp16" => typed!(TrainerFp16, trainer::fp16::Fp16Params, trainer::fp16::run),
         "softmax-warp" => {
             use warpscope_core::softmax::warp;
-            Computed::SoftmaxWarp(Box::new(warp::run(&warp::WarpParams::from_values(&values)?)?))
+            Computed::SoftmaxWarp(Box::new(warp::run(&warp::WarpParams::from_values(
+                &values,
+            )?)?))
         }
         "softmax-fusion" => {
             use warpscope_core::softmax::fusion;
-            Computed::SoftmaxFusion(Box::new(fusion::run(&fusion::FusionParams::from_values(&values)?)?))
+            Computed::SoftmaxFusion(Box::new(fusion::run(&fusion::FusionParams::from_values(
+                &values,
+            )?)?))
         }
         _ => Computed::Json(scene.report(values)?.result),
     })
@@ -81,6 +159,13 @@ pub fn show(ui: &mut egui::Ui, computed: &Computed, state: &mut SceneState) {
     match computed {
         Computed::Reduction(r) => reduction::show(ui, r, state),
         Computed::Banks(b) => banks::show(ui, b, state),
+        Computed::LayernormSyncs(o) => layernorm::show_syncs(ui, o, state),
+        Computed::LayernormBytes(o) => layernorm::show_bytes(ui, o),
+        Computed::LayernormError(o) => layernorm::show_error(ui, o),
+        Computed::LayernormDgamma(o) => layernorm::show_dgamma(ui, o, state),
+        Computed::TrainerCensus(o) => trainer::show_census(ui, o),
+        Computed::TrainerWorkspace(o) => trainer::show_workspace(ui, o),
+        Computed::TrainerFp16(o) => trainer::show_fp16(ui, o),
         Computed::SoftmaxWarp(o) => softmax::show_warp(ui, o, state),
         Computed::SoftmaxFusion(o) => softmax::show_fusion(ui, o),
         Computed::Json(v) => generic::show(ui, v),

@@ -298,11 +298,22 @@ pub struct LedgerBar {
 /// Stacked horizontal bars on one scale, one per flow, each segment a kernel (or stage) with its
 /// amount; labels sit inside segments wide enough, and every segment explains itself on hover.
 pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
-    let max = bars.iter().map(|b| b.parts.iter().map(|p| p.1).sum::<f64>()).fold(0.0, f64::max);
+    let max = bars
+        .iter()
+        .map(|b| b.parts.iter().map(|p| p.1).sum::<f64>())
+        .fold(0.0, f64::max);
     if max <= 0.0 {
         return;
     }
-    let palette = [BLUE, ORANGE, GREEN, VERMILLION, Color32::from_rgb(86, 180, 233), Color32::from_rgb(204, 121, 167), Color32::from_rgb(240, 228, 66)];
+    let palette = [
+        BLUE,
+        ORANGE,
+        GREEN,
+        VERMILLION,
+        Color32::from_rgb(86, 180, 233),
+        Color32::from_rgb(204, 121, 167),
+        Color32::from_rgb(240, 228, 66),
+    ];
     let width = ui.available_width().max(200.0);
     let name_w = 110.0;
     let bar_h = 26.0;
@@ -310,27 +321,161 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
     for bar in bars {
         let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, bar_h + 6.0), Sense::hover());
         let p = ui.painter_at(rect);
-        p.text(Pos2::new(rect.left(), rect.center().y), egui::Align2::LEFT_CENTER, &bar.name, FontId::proportional(12.0), text);
+        p.text(
+            Pos2::new(rect.left(), rect.center().y),
+            egui::Align2::LEFT_CENTER,
+            &bar.name,
+            FontId::proportional(12.0),
+            text,
+        );
         let total: f64 = bar.parts.iter().map(|x| x.1).sum();
         let scale = (width - name_w - 90.0) as f64 / max;
         let mut x = rect.left() + name_w;
         let mut hovered = None;
         for (i, (label, v)) in bar.parts.iter().enumerate() {
             let w = (*v * scale) as f32;
-            let seg = Rect::from_min_size(Pos2::new(x, rect.top() + 3.0), Vec2::new(w.max(1.0), bar_h));
+            let seg =
+                Rect::from_min_size(Pos2::new(x, rect.top() + 3.0), Vec2::new(w.max(1.0), bar_h));
             p.rect_filled(seg, 0.0, palette[i % palette.len()]);
-            p.rect_stroke(seg, 0.0, Stroke::new(1.0, ui.visuals().panel_fill), StrokeKind::Inside);
+            p.rect_stroke(
+                seg,
+                0.0,
+                Stroke::new(1.0, ui.visuals().panel_fill),
+                StrokeKind::Inside,
+            );
             if w > 7.0 * label.chars().count() as f32 {
-                p.text(seg.center(), egui::Align2::CENTER_CENTER, label, FontId::proportional(10.5), Color32::WHITE);
+                p.text(
+                    seg.center(),
+                    egui::Align2::CENTER_CENTER,
+                    label,
+                    FontId::proportional(10.5),
+                    Color32::WHITE,
+                );
             }
             if resp.hover_pos().is_some_and(|h| seg.contains(h)) {
-                hovered = Some(format!("{label}: {} {unit} ({:.1}% of {})", super::generic::format_number(*v), 100.0 * v / total.max(f64::MIN_POSITIVE), bar.name));
+                hovered = Some(format!(
+                    "{label}: {} {unit} ({:.1}% of {})",
+                    super::generic::format_number(*v),
+                    100.0 * v / total.max(f64::MIN_POSITIVE),
+                    bar.name
+                ));
             }
             x += w;
         }
-        p.text(Pos2::new(x + 6.0, rect.center().y), egui::Align2::LEFT_CENTER, format!("{} {unit}", super::generic::format_number(total)), FontId::proportional(12.0), text);
+        p.text(
+            Pos2::new(x + 6.0, rect.center().y),
+            egui::Align2::LEFT_CENTER,
+            format!("{} {unit}", super::generic::format_number(total)),
+            FontId::proportional(12.0),
+            text,
+        );
         if let Some(h) = hovered {
             resp.on_hover_text(h);
         }
+    }
+}
+
+/// A line plot of `series` (name, points) with both axes logarithmic: points are plotted at
+/// their log10 and the axes label decades as 10ⁿ. Non-positive values are left out.
+pub fn log_log_plot(
+    ui: &mut egui::Ui,
+    id: &str,
+    series: &[(&str, Vec<[f64; 2]>)],
+    x_label: &str,
+    y_label: &str,
+) {
+    let decade = |m: egui_plot::GridMark, _r: &std::ops::RangeInclusive<f64>| {
+        if (m.value - m.value.round()).abs() < 1e-9 {
+            format!("1e{}", m.value.round() as i64)
+        } else {
+            String::new()
+        }
+    };
+    egui_plot::Plot::new(id)
+        .height(260.0)
+        .legend(egui_plot::Legend::default())
+        .x_axis_label(x_label)
+        .y_axis_label(y_label)
+        .x_axis_formatter(decade)
+        .y_axis_formatter(decade)
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            let palette = [BLUE, VERMILLION, GREEN, ORANGE];
+            for (k, (name, pts)) in series.iter().enumerate() {
+                let colour = palette[k % palette.len()];
+                let logged: Vec<[f64; 2]> = pts
+                    .iter()
+                    .filter(|p| p[0] > 0.0 && p[1] > 0.0)
+                    .map(|p| [p[0].log10(), p[1].log10()])
+                    .collect();
+                plot.line(egui_plot::Line::new(*name, logged).width(2.0).color(colour));
+                plot.points(
+                    egui_plot::Points::new(
+                        *name,
+                        pts.iter()
+                            .filter(|p| p[0] > 0.0 && p[1] > 0.0)
+                            .map(|p| [p[0].log10(), p[1].log10()])
+                            .collect::<Vec<_>>(),
+                    )
+                    .radius(3.0)
+                    .color(colour),
+                );
+            }
+        });
+}
+
+/// A layered drawing of a dependency graph: `layers[i]` is node i's column (longest path from an
+/// input), `reductions[i]` marks reduction nodes (drawn orange), edges are (from, to).
+pub fn dag(
+    ui: &mut egui::Ui,
+    labels: &[String],
+    layers: &[usize],
+    reductions: &[bool],
+    edges: &[(usize, usize)],
+) {
+    let cols = layers.iter().copied().max().unwrap_or(0) + 1;
+    let mut rows_in = vec![0usize; cols];
+    let mut slot = vec![0usize; labels.len()];
+    for (i, l) in layers.iter().enumerate() {
+        slot[i] = rows_in[*l];
+        rows_in[*l] += 1;
+    }
+    let max_rows = rows_in.iter().copied().max().unwrap_or(1).max(1);
+    let width = ui.available_width().max(200.0);
+    let (rect, _) = ui.allocate_exact_size(
+        Vec2::new(width, 30.0 * max_rows as f32 + 10.0),
+        Sense::hover(),
+    );
+    let p = ui.painter_at(rect);
+    let cw = width / cols as f32;
+    let centre = |i: usize| {
+        Pos2::new(
+            rect.left() + (layers[i] as f32 + 0.5) * cw,
+            rect.top() + 18.0 + 30.0 * slot[i] as f32,
+        )
+    };
+    let text = ui.visuals().text_color();
+    for (a, b) in edges {
+        if *a < labels.len() && *b < labels.len() {
+            p.line_segment(
+                [centre(*a), centre(*b)],
+                Stroke::new(1.0, text.gamma_multiply(0.4)),
+            );
+        }
+    }
+    for (i, l) in labels.iter().enumerate() {
+        let c = centre(i);
+        let r = Rect::from_center_size(
+            c,
+            Vec2::new((cw - 8.0).min(7.0 * l.chars().count() as f32 + 12.0), 20.0),
+        );
+        p.rect_filled(r, 4.0, if reductions[i] { ORANGE } else { BLUE });
+        p.text(
+            c,
+            egui::Align2::CENTER_CENTER,
+            l,
+            FontId::proportional(10.5),
+            Color32::WHITE,
+        );
     }
 }

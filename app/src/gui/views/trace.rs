@@ -30,14 +30,21 @@ fn tag(e: &Event) -> Option<&str> {
 
 /// Rows of the butterfly for `tag` in `events`, filled up to event index `upto`.
 fn butterfly_rows(events: &[Event], tag: &str, upto: usize) -> (Vec<Option<Vec<f64>>>, Vec<u32>) {
-    let vals = |e: &Event| e.lanes.iter().map(|l| l.value.unwrap_or(f64::NAN)).collect::<Vec<_>>();
+    let vals = |e: &Event| {
+        e.lanes
+            .iter()
+            .map(|l| l.value.unwrap_or(f64::NAN))
+            .collect::<Vec<_>>()
+    };
     let first_shfl = events
         .iter()
         .position(|e| matches!(e.kind, EventKind::Shuffle { .. }) && self::tag(e) == Some(tag));
     let Some(first) = first_shfl else {
         return (Vec::new(), Vec::new());
     };
-    let input = events[..first].iter().rposition(|e| e.lanes.iter().any(|l| l.value.is_some()));
+    let input = events[..first]
+        .iter()
+        .rposition(|e| e.lanes.iter().any(|l| l.value.is_some()));
     let mut rows = vec![input.filter(|i| *i <= upto).map(|i| vals(&events[i]))];
     let mut masks = Vec::new();
     for (i, e) in events.iter().enumerate().skip(first) {
@@ -46,7 +53,9 @@ fn butterfly_rows(events: &[Event], tag: &str, upto: usize) -> (Vec<Option<Vec<f
         }
         match e.kind {
             EventKind::Shuffle { arg, .. } => masks.push(arg),
-            EventKind::Compute if e.level.is_some_and(|l| l > 0) => rows.push((i <= upto).then(|| vals(e))),
+            EventKind::Compute if e.level.is_some_and(|l| l > 0) => {
+                rows.push((i <= upto).then(|| vals(e)))
+            }
             _ => {}
         }
     }

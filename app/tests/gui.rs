@@ -213,4 +213,168 @@ fn snapshot_trainer_workspace() {
 #[test]
 fn snapshot_trainer_fp16() {
     snapshot_scene("trainer-fp16", 0);
+// ---------------------------------------------------------------------------------------------
+// Lab D: memory.
+
+fn view_state(
+    h: &mut Harness<'_, WarpscopeApp>,
+    scene: &'static str,
+) -> warpscope::gui::views::ViewState {
+    h.state_mut()
+        .state(scene)
+        .map(|s| s.view.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn memory_lifetimes_shows_the_bound_and_follows_the_length_slider() {
+    let mut h = harness("memory-lifetimes");
+    h.run();
+    // Lecture case: BL²N = 8 BLH, bound 11 BLH = 176 MiB, peaks at steps 6 and 7.
+    h.get_by_label_contains("Lower bound 3BLH + max{BL²N, 3BLH} = 11 BLH = 176.00 MiB");
+    h.get_by_label_contains("step 6 holds 3BLH + BL²N = 11 BLH, step 7 holds 6BLH = 6 BLH");
+    h.get_by_label("6 (peak)");
+    h.get_by_label("7 (peak)");
+    // L = 128 < 3·d_head = 192: the score tensor no longer dominates, the bound is 6 BLH.
+    h.get_by_role_and_label(Role::Slider, "sequence length L (tokens)")
+        .set_value_accesskit(128.0);
+    h.run();
+    h.get_by_label_contains("Lower bound 3BLH + max{BL²N, 3BLH} = 6 BLH");
+    h.get_by_label_contains("BL²N < 3BLH here (L = 128 < 3·d_head = 192)");
+}
+
+#[test]
+fn memory_plan_reaches_the_bound_and_follows_the_dtype() {
+    let mut h = harness("memory-plan");
+    h.run();
+    h.get_by_label_contains("= 11 BLH = 176.00 MiB; lower bound 3BLH + max{BL²N, 3BLH} = 11 BLH = 176.00 MiB — the plan reaches the lower bound");
+    h.get_by_label_contains("3·d_head = 192 (exercise 6). Here L = 512: BL²N = 8 BLH ≥ 3BLH");
+    // f32 doubles every byte; the plan in BLH does not change.
+    h.get_by_role_and_label(Role::ComboBox, "element type")
+        .click();
+    h.run();
+    h.get_by_label("f32").click();
+    h.run();
+    h.get_by_label_contains("= 11 BLH = 352.00 MiB; lower bound");
+}
+
+#[test]
+fn memory_allocator_batch_slider_moves_the_segment_map() {
+    let mut h = harness("memory-allocator");
+    h.run();
+    h.get_by_label_contains("reserved peak / largest need");
+    h.get_by_label_contains("Batch 0: L = ");
+    h.get_by_role_and_label(Role::Slider, "batch shown")
+        .set_value_accesskit(150.0);
+    h.run();
+    assert_eq!(view_state(&mut h, "memory-allocator").batch, 150);
+    h.get_by_label_contains("Batch 150: L = ");
+    h.get_by_label(">").click();
+    h.run();
+    h.get_by_label_contains("Batch 151: L = ");
+    // Play animates (a frame at a time here), Pause stops.
+    h.get_by_label("Play").click();
+    h.step();
+    h.step();
+    assert!(view_state(&mut h, "memory-allocator").playing);
+    h.get_by_label("Pause").click();
+    h.step();
+    h.step();
+    assert!(!view_state(&mut h, "memory-allocator").playing);
+}
+
+fn type_path(h: &mut Harness<'_, WarpscopeApp>, path: &str) {
+    let field = h.get_by_role_and_label(
+        Role::TextInput,
+        "snapshot pickle (empty: the built-in mini fixture)",
+    );
+    field.focus();
+    h.run();
+    h.get_by_role_and_label(
+        Role::TextInput,
+        "snapshot pickle (empty: the built-in mini fixture)",
+    )
+    .type_text(path);
+    h.run();
+    h.key_press(egui::Key::Enter);
+    h.run();
+}
+
+#[test]
+fn memory_snapshot_reads_the_fixture_and_reports_a_bad_path_by_the_field() {
+    let mut h = harness("memory-snapshot");
+    h.run();
+    // The built-in fixture: 14 segments, 402 MiB reserved, replay recreates the segments.
+    h.get_by_label_contains("421527552 B");
+    h.get_by_label("yes — all 14 segments, same sizes, same order");
+    type_path(&mut h, "/nonexistent/snapshot.pickle");
+    h.get_by_label_contains("cannot open snapshot `/nonexistent/snapshot.pickle`");
+    h.get_by_label_contains("the last good result is shown");
+    // A real run whose trace starts mid-run: no claim, and 216 segments are aggregated.
+    let mut h = harness("memory-snapshot");
+    h.run();
+    type_path(
+        &mut h,
+        "../core/tests/data/snapshots/torch2.11-cs336-a2.pickle",
+    );
+    assert!(
+        h.state_mut()
+            .state("memory-snapshot")
+            .is_some_and(|s| s.error.is_none())
+    );
+    h.get_by_label("no claim: the trace starts mid-run");
+    h.get_by_label_contains("216 segments: detail is aggregated");
+}
+
+fn wgpu_harness(scene: &str) -> Option<Harness<'static, WarpscopeApp>> {
+    if !adapter_or_skip() {
+        return None;
+    }
+    let mut app = WarpscopeApp::new(Some(scene));
+    app.synchronous = true;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .wgpu()
+        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
+    h.run();
+    Some(h)
+}
+
+#[test]
+fn memory_lifetimes_snapshot() {
+    snapshot_scene("memory-lifetimes", 0);
+}
+
+#[test]
+fn memory_plan_snapshot() {
+    snapshot_scene("memory-plan", 0);
+}
+
+#[test]
+fn memory_allocator_snapshot() {
+    let Some(mut h) = wgpu_harness("memory-allocator") else {
+        return;
+    };
+    // A batch late in the run: the cache is full of segments the batch only partly uses.
+    h.get_by_role_and_label(Role::Slider, "batch shown")
+        .set_value_accesskit(250.0);
+    h.run();
+    h.snapshot("memory-allocator");
+}
+
+#[test]
+fn memory_snapshot_snapshot() {
+    snapshot_scene("memory-snapshot", 0);
+}
+
+#[test]
+fn memory_snapshot_real_file_snapshot() {
+    let Some(mut h) = wgpu_harness("memory-snapshot") else {
+        return;
+    };
+    type_path(
+        &mut h,
+        "../core/tests/data/snapshots/torch2.11-cs336-a2.pickle",
+    );
+    h.snapshot("memory-snapshot-cs336");
 }

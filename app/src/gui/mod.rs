@@ -82,10 +82,22 @@ struct Job {
     started: Instant,
 }
 
-/// An error as the parameter panel shows it: (the parameter it names, or "", the message).
-fn error_entry(e: &Error) -> (String, String) {
+/// An error as the parameter panel shows it: (the parameter it names, or "", the message). A
+/// file that cannot be read ([`Error::BadInput`]) is shown under the scene's text field (its
+/// path) when the scene has one.
+fn error_entry(scene: &Scene, e: &Error) -> (String, String) {
     match e {
         Error::InvalidParam { name, .. } => (name.clone(), e.to_string()),
+        Error::BadInput(_) => {
+            let text_param = scene
+                .params
+                .iter()
+                .find(|p| matches!(p.kind, warpscope_core::params::ParamKind::Text { .. }));
+            (
+                text_param.map_or(String::new(), |p| p.name.to_owned()),
+                e.to_string(),
+            )
+        }
         _ => (String::new(), e.to_string()),
     }
 }
@@ -137,7 +149,7 @@ impl SceneState {
                     self.stepper.pos = self.stepper.pos.min(len.saturating_sub(1));
                 }
                 Ok(Err(e)) => {
-                    self.error = Some(error_entry(&e));
+                    self.error = Some(error_entry(self.scene, &e));
                     self.job = None;
                 }
                 Err(mpsc::TryRecvError::Empty) => {
@@ -189,7 +201,7 @@ impl SceneState {
                 self.computed = Some(Arc::new(c));
                 self.error = None;
             }
-            Err(e) => self.error = Some(error_entry(&e)),
+            Err(e) => self.error = Some(error_entry(self.scene, &e)),
         }
     }
 }
@@ -339,6 +351,12 @@ impl WarpscopeApp {
         egui::CentralPanel::default().show(ui, |ui| {
             ui.heading(format!("{} {}", state.scene.section, state.scene.title));
             ui.separator();
+            if state.error.is_some() && state.computed.is_some() {
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    "The current parameters give no result (the message is on the left); the last good result is shown.",
+                );
+            }
             egui::ScrollArea::vertical().show(ui, |ui| match state.computed.clone() {
                 Some(c) => views::show(ui, &c, state),
                 None if state.error.is_some() => {

@@ -1165,7 +1165,12 @@ pub struct Frame {
 /// # Errors
 /// Only a simulator invariant failure (not expected).
 pub fn run(p: &AllocatorParams) -> Result<AllocatorOutput, Error> {
-    let sim = simulate(p, false)?;
+    Ok(summarise(&simulate(p, false)?))
+}
+
+/// Summarises a simulated run (what [`run`] returns; the GUI keeps the [`Simulation`] too, for
+/// its batch-by-batch segment map).
+pub fn summarise(sim: &Simulation) -> AllocatorOutput {
     let (largest_batch, largest_batch_len) = sim
         .batches
         .iter()
@@ -1188,7 +1193,7 @@ pub fn run(p: &AllocatorParams) -> Result<AllocatorOutput, Error> {
         }
         prev_reserved = b.reserved_mib;
     }
-    Ok(AllocatorOutput {
+    AllocatorOutput {
         reserved_peak_mib: mib(sim.reserved_peak),
         reserved_final_mib: sim.batches.last().map_or(0.0, |b| b.reserved_mib),
         needed_peak_mib: mib(sim.needed_peak),
@@ -1211,9 +1216,9 @@ pub fn run(p: &AllocatorParams) -> Result<AllocatorOutput, Error> {
         segments_released: sim.segments_released,
         events: sim.events.len(),
         oom: sim.oom.as_ref().map(ToString::to_string),
-        timeline: sim.batches,
+        timeline: sim.batches.clone(),
         frames,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 pub mod banks;
 pub mod generic;
 pub mod layernorm;
+pub mod memory;
 pub mod reduction;
 pub mod softmax;
 pub mod trace;
@@ -42,6 +43,14 @@ pub enum Computed {
     TrainerWorkspace(Box<warpscope_core::trainer::workspace::WorkspaceOutput>),
     /// `trainer-fp16`.
     TrainerFp16(Box<warpscope_core::trainer::fp16::Fp16Output>),
+    /// `memory-lifetimes`.
+    MemoryLifetimes(Box<warpscope_core::memory::lifetimes::LifetimesOutput>),
+    /// `memory-plan`.
+    MemoryPlan(Box<warpscope_core::memory::plan::PlanOutput>),
+    /// `memory-allocator`: the summary and the simulated run with every batch's segment map.
+    MemoryAllocator(Box<memory::AllocatorRun>),
+    /// `memory-snapshot`.
+    MemorySnapshot(Box<warpscope_core::memory::snapshot::SnapshotOutput>),
     /// Any other scene: its JSON result.
     Json(serde_json::Value),
 }
@@ -54,6 +63,12 @@ pub struct ViewState {
     pub sequential: bool,
     /// Bank playground: which request is drawn.
     pub request: usize,
+    /// Caching allocator: the batch whose segment map is drawn.
+    pub batch: usize,
+    /// Caching allocator: the batch animation is playing.
+    pub playing: bool,
+    /// Caching allocator: fraction of a batch accumulated while playing.
+    pub carry: f32,
 }
 
 impl Computed {
@@ -150,6 +165,30 @@ pub fn compute(scene: &'static Scene, values: ParamValues) -> Result<Computed, E
                 &values,
             )?)?))
         }
+        "memory-lifetimes" => {
+            use warpscope_core::memory::lifetimes;
+            Computed::MemoryLifetimes(Box::new(lifetimes::run(
+                &lifetimes::AttentionShape::from_values(&values)?,
+            )))
+        }
+        "memory-plan" => {
+            use warpscope_core::memory::{lifetimes, plan};
+            Computed::MemoryPlan(Box::new(plan::run(
+                &lifetimes::AttentionShape::from_values(&values)?,
+            )?))
+        }
+        "memory-allocator" => {
+            use warpscope_core::memory::allocator;
+            let sim =
+                allocator::simulate(&allocator::AllocatorParams::from_values(&values)?, false)?;
+            Computed::MemoryAllocator(Box::new(memory::AllocatorRun {
+                summary: allocator::summarise(&sim),
+                sim,
+            }))
+        }
+        "memory-snapshot" => {
+            Computed::MemorySnapshot(Box::new(warpscope_core::memory::snapshot::run(&values)?))
+        }
         _ => Computed::Json(scene.report(values)?.result),
     })
 }
@@ -168,6 +207,10 @@ pub fn show(ui: &mut egui::Ui, computed: &Computed, state: &mut SceneState) {
         Computed::TrainerFp16(o) => trainer::show_fp16(ui, o),
         Computed::SoftmaxWarp(o) => softmax::show_warp(ui, o, state),
         Computed::SoftmaxFusion(o) => softmax::show_fusion(ui, o),
+        Computed::MemoryLifetimes(o) => memory::show_lifetimes(ui, o),
+        Computed::MemoryPlan(o) => memory::show_plan(ui, o),
+        Computed::MemoryAllocator(r) => memory::show_allocator(ui, r, state),
+        Computed::MemorySnapshot(o) => memory::show_snapshot(ui, o),
         Computed::Json(v) => generic::show(ui, v),
     }
 }

@@ -477,5 +477,468 @@ pub fn dag(
             FontId::proportional(10.5),
             Color32::WHITE,
         );
+/// Okabe–Ito sky blue.
+pub const SKY: Color32 = Color32::from_rgb(86, 180, 233);
+/// Okabe–Ito reddish purple.
+pub const PURPLE: Color32 = Color32::from_rgb(204, 121, 167);
+/// Okabe–Ito yellow.
+pub const YELLOW: Color32 = Color32::from_rgb(240, 228, 66);
+
+/// The seven Okabe–Ito colours, for series that need one colour each.
+pub const PALETTE: [Color32; 7] = [BLUE, ORANGE, GREEN, VERMILLION, SKY, PURPLE, YELLOW];
+
+/// Colour `i` of a categorical series: the palette, then the same colours darkened (so ten
+/// series stay distinguishable).
+pub fn series_colour(i: usize) -> Color32 {
+    let c = PALETTE[i % PALETTE.len()];
+    if (i / PALETTE.len()) % 2 == 1 {
+        Color32::from_rgb(
+            (u16::from(c.r()) * 3 / 5) as u8,
+            (u16::from(c.g()) * 3 / 5) as u8,
+            (u16::from(c.b()) * 3 / 5) as u8,
+        )
+    } else {
+        c
+    }
+}
+
+/// Black or white, whichever reads better on `fill`.
+pub fn text_on(fill: Color32) -> Color32 {
+    let lum =
+        0.299 * f32::from(fill.r()) + 0.587 * f32::from(fill.g()) + 0.114 * f32::from(fill.b());
+    if lum > 150.0 {
+        Color32::BLACK
+    } else {
+        Color32::WHITE
+    }
+}
+
+/// Draws `text` anchored at `pos`, cut with "…" to at most `max_w` points wide (nothing when not
+/// even one character fits).
+fn fitted_text(
+    p: &egui::Painter,
+    pos: Pos2,
+    anchor: egui::Align2,
+    text: &str,
+    font: FontId,
+    colour: Color32,
+    max_w: f32,
+) {
+    let chars: Vec<char> = text.chars().collect();
+    let mut n = chars.len();
+    loop {
+        let s: String = if n == chars.len() {
+            text.to_owned()
+        } else {
+            format!("{}…", chars[..n].iter().collect::<String>())
+        };
+        let galley = p.layout_no_wrap(s, font.clone(), colour);
+        if galley.size().x <= max_w {
+            let r = anchor.anchor_size(pos, galley.size());
+            p.galley(r.min, galley, colour);
+            return;
+        }
+        if n <= 1 {
+            return;
+        }
+        n -= 1;
+    }
+}
+
+/// A bar of a [`gantt`] row: something that lives from step `first` to step `last` (inclusive).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GanttBar {
+    /// Name drawn inside the bar (when it fits).
+    pub name: String,
+    /// First step (inclusive).
+    pub first: usize,
+    /// Last step (inclusive).
+    pub last: usize,
+    /// Fill colour.
+    pub colour: Color32,
+    /// Shown on hover (e.g. the size).
+    pub hover: String,
+}
+
+/// A row of a [`gantt`] chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GanttRow {
+    /// Label at the row's left (e.g. "block 1 · 8 BLH").
+    pub label: String,
+    /// Its bars (they should not overlap in time).
+    pub bars: Vec<GanttBar>,
+}
+
+/// A Gantt chart: x = steps `1..=steps` (one column each), one row per entry of `rows`, bars
+/// with their names inside; `marked` steps get a shaded column. Every bar explains itself on
+/// hover.
+pub fn gantt(ui: &mut egui::Ui, rows: &[GanttRow], steps: usize, marked: &[usize]) {
+    let steps = steps.max(1);
+    let width = ui.available_width().max(300.0);
+    let label_w = 200.0;
+    let row_h = 30.0;
+    let head_h = 18.0;
+    let (rect, resp) = ui.allocate_exact_size(
+        Vec2::new(width, head_h + row_h * rows.len() as f32 + 4.0),
+        Sense::hover(),
+    );
+    let p = ui.painter_at(rect);
+    let text = ui.visuals().text_color();
+    let col_w = (width - label_w - 8.0) / steps as f32;
+    let x_of = |step: usize| rect.left() + label_w + (step.saturating_sub(1)) as f32 * col_w;
+    for s in 1..=steps {
+        let col = Rect::from_min_size(
+            Pos2::new(x_of(s), rect.top()),
+            Vec2::new(col_w, rect.height()),
+        );
+        if marked.contains(&s) {
+            p.rect_filled(col, 0.0, ORANGE.gamma_multiply(0.18));
+        }
+        p.line_segment(
+            [col.left_top(), col.left_bottom()],
+            Stroke::new(0.5, GREY.gamma_multiply(0.5)),
+        );
+        p.text(
+            Pos2::new(col.center().x, rect.top() + head_h * 0.5),
+            egui::Align2::CENTER_CENTER,
+            format!("step {s}"),
+            FontId::proportional(10.5),
+            text,
+        );
+    }
+    let mut hovered = None;
+    for (r, row) in rows.iter().enumerate() {
+        let y = rect.top() + head_h + r as f32 * row_h;
+        fitted_text(
+            &p,
+            Pos2::new(rect.left() + 2.0, y + row_h * 0.5),
+            egui::Align2::LEFT_CENTER,
+            &row.label,
+            FontId::proportional(11.5),
+            text,
+            label_w - 6.0,
+        );
+        p.line_segment(
+            [
+                Pos2::new(rect.left() + label_w, y + row_h),
+                Pos2::new(rect.right(), y + row_h),
+            ],
+            Stroke::new(0.5, GREY.gamma_multiply(0.4)),
+        );
+        for b in &row.bars {
+            let first = b.first.clamp(1, steps);
+            let last = b.last.clamp(first, steps);
+            let bar = Rect::from_min_max(
+                Pos2::new(x_of(first) + 2.0, y + 4.0),
+                Pos2::new(x_of(last) + col_w - 2.0, y + row_h - 4.0),
+            );
+            p.rect_filled(bar, 4.0, b.colour);
+            fitted_text(
+                &p,
+                bar.center(),
+                egui::Align2::CENTER_CENTER,
+                &b.name,
+                FontId::proportional(12.0),
+                text_on(b.colour),
+                bar.width() - 6.0,
+            );
+            if resp.hover_pos().is_some_and(|h| bar.contains(h)) {
+                hovered = Some(b.hover.clone());
+            }
+        }
+    }
+    if let Some(h) = hovered {
+        resp.on_hover_text(h);
+    }
+}
+
+/// What a block of a [`segment_map`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockUse {
+    /// Handed to a tensor.
+    Allocated,
+    /// Freed by the program but not yet reusable (PyTorch's `active_pending_free`).
+    PendingFree,
+    /// Cached free.
+    Free,
+}
+
+/// A block of a [`MapSegment`], relative to its segment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapBlock {
+    /// Offset from the segment's start (bytes).
+    pub offset: u64,
+    /// Size (bytes).
+    pub size: u64,
+    /// Bytes asked for (0 = unknown); `size − requested` of an allocated block is rounding loss.
+    pub requested: u64,
+    /// State.
+    pub state: BlockUse,
+}
+
+/// A segment (one `cudaMalloc`) of a [`segment_map`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapSegment {
+    /// Address (bytes).
+    pub address: u64,
+    /// Size (bytes).
+    pub size: u64,
+    /// Pool or kind, e.g. "small" / "large".
+    pub pool: String,
+    /// Blocks in address order.
+    pub blocks: Vec<MapBlock>,
+}
+
+/// Colour of allocated bytes in the segment map.
+pub const MAP_ALLOCATED: Color32 = BLUE;
+/// Colour of rounding loss (allocated but not requested).
+pub const MAP_ROUNDING: Color32 = VERMILLION;
+/// Colour of pending-free blocks.
+pub const MAP_PENDING: Color32 = ORANGE;
+
+fn map_free_colour(ui: &egui::Ui) -> Color32 {
+    if ui.visuals().dark_mode {
+        Color32::from_gray(70)
+    } else {
+        Color32::from_gray(215)
+    }
+}
+
+/// Bytes as MiB (2²⁰ bytes) with two decimals, or KiB / B below 0.01 MiB.
+pub fn mib_text(bytes: u64) -> String {
+    if bytes >= 10_486 {
+        format!("{:.2} MiB", bytes as f64 / 1_048_576.0)
+    } else if bytes >= 1024 {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// Sums of a group of segments: (allocated requested, rounding loss, pending, free, unknown).
+#[derive(Default, Clone, Copy)]
+struct Totals {
+    used: u64,
+    rounding: u64,
+    pending: u64,
+    free: u64,
+}
+
+fn totals(segs: &[MapSegment]) -> Totals {
+    let mut t = Totals::default();
+    for b in segs.iter().flat_map(|s| &s.blocks) {
+        match b.state {
+            BlockUse::Allocated => {
+                let req = if b.requested == 0 {
+                    b.size
+                } else {
+                    b.requested.min(b.size)
+                };
+                t.used += req;
+                t.rounding += b.size - req;
+            }
+            BlockUse::PendingFree => t.pending += b.size,
+            BlockUse::Free => t.free += b.size,
+        }
+    }
+    t
+}
+
+/// The legend of a [`segment_map`].
+pub fn segment_map_legend(ui: &mut egui::Ui) {
+    let free = map_free_colour(ui);
+    ui.horizontal_wrapped(|ui| {
+        for (c, name) in [
+            (MAP_ALLOCATED, "allocated (bytes asked for)"),
+            (MAP_ROUNDING, "rounding loss (block size − bytes asked for)"),
+            (MAP_PENDING, "pending free"),
+            (free, "cached free"),
+        ] {
+            let (r, _) = ui.allocate_exact_size(Vec2::new(14.0, 14.0), Sense::hover());
+            ui.painter().rect_filled(r, 2.0, c);
+            ui.label(name);
+            ui.add_space(8.0);
+        }
+    });
+}
+
+/// A segment map: one row per segment, its bar as wide as its bytes (on one scale for all rows),
+/// blocks coloured allocated / rounding loss / pending free / cached free; hover names the
+/// segment and block (address, size, state). With more than `max_rows` segments, consecutive
+/// segments share a row and the row shows their totals — the map says so above itself.
+pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) {
+    if segments.is_empty() {
+        ui.label("No segments.");
+        return;
+    }
+    let max_rows = max_rows.max(1);
+    let per_row = segments.len().div_ceil(max_rows);
+    let groups: Vec<&[MapSegment]> = segments.chunks(per_row).collect();
+    if per_row > 1 {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "{} segments: detail is aggregated — each row sums up to {per_row} consecutive segments (allocated, rounding loss, pending and free bytes in that order), not their block layout.",
+                segments.len()
+            ),
+        );
+    }
+    segment_map_legend(ui);
+    let free_col = map_free_colour(ui);
+    let scale_bytes = groups
+        .iter()
+        .map(|g| g.iter().map(|s| s.size).sum::<u64>())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let width = ui.available_width().max(300.0);
+    let label_w = 190.0;
+    let row_h = if groups.len() > 30 { 13.0 } else { 18.0 };
+    let (rect, resp) = ui.allocate_exact_size(
+        Vec2::new(width, row_h * groups.len() as f32 + 4.0),
+        Sense::hover(),
+    );
+    let p = ui.painter_at(rect);
+    let text = ui.visuals().text_color();
+    let bar_w = width - label_w - 80.0;
+    let px = |bytes: u64| (bytes as f64 / scale_bytes as f64 * f64::from(bar_w)) as f32;
+    let hover = resp.hover_pos();
+    let mut hovered: Option<String> = None;
+    let font = FontId::proportional(if row_h < 16.0 { 9.5 } else { 11.0 });
+    for (r, group) in groups.iter().enumerate() {
+        let y = rect.top() + r as f32 * row_h;
+        let left = rect.left() + label_w;
+        let group_bytes: u64 = group.iter().map(|s| s.size).sum();
+        let label = match group {
+            [one] => format!("{:#x} · {}", one.address, one.pool),
+            _ => format!(
+                "segments {}–{} ({})",
+                r * per_row,
+                r * per_row + group.len() - 1,
+                group.len()
+            ),
+        };
+        fitted_text(
+            &p,
+            Pos2::new(rect.left() + 2.0, y + row_h * 0.5),
+            egui::Align2::LEFT_CENTER,
+            &label,
+            font.clone(),
+            text,
+            label_w - 6.0,
+        );
+        let whole = Rect::from_min_size(
+            Pos2::new(left, y + 1.5),
+            Vec2::new(px(group_bytes).max(1.0), row_h - 3.0),
+        );
+        p.rect_filled(whole, 0.0, free_col);
+        if let [seg] = group {
+            for b in &seg.blocks {
+                let x0 = left + px(b.offset);
+                let w = px(b.size).max(0.5);
+                let r0 =
+                    Rect::from_min_size(Pos2::new(x0, whole.top()), Vec2::new(w, whole.height()));
+                match b.state {
+                    BlockUse::Allocated => {
+                        let req = if b.requested == 0 {
+                            b.size
+                        } else {
+                            b.requested.min(b.size)
+                        };
+                        p.rect_filled(r0, 0.0, MAP_ALLOCATED);
+                        if b.size > req {
+                            let lw = px(b.size - req).max(0.5);
+                            p.rect_filled(
+                                Rect::from_min_max(
+                                    Pos2::new(r0.right() - lw, r0.top()),
+                                    r0.right_bottom(),
+                                ),
+                                0.0,
+                                MAP_ROUNDING,
+                            );
+                        }
+                    }
+                    BlockUse::PendingFree => {
+                        p.rect_filled(r0, 0.0, MAP_PENDING);
+                    }
+                    BlockUse::Free => {}
+                }
+                if w >= 2.0 {
+                    p.line_segment(
+                        [r0.left_top(), r0.left_bottom()],
+                        Stroke::new(0.5, ui.visuals().panel_fill),
+                    );
+                }
+                if hover.is_some_and(|h| r0.contains(h)) {
+                    let state = match b.state {
+                        BlockUse::Allocated if b.requested > 0 => format!(
+                            "allocated: {} asked for, {} rounding loss",
+                            mib_text(b.requested.min(b.size)),
+                            mib_text(b.size.saturating_sub(b.requested))
+                        ),
+                        BlockUse::Allocated => {
+                            "allocated (bytes asked for not recorded)".to_owned()
+                        }
+                        BlockUse::PendingFree => "pending free".to_owned(),
+                        BlockUse::Free => "cached free".to_owned(),
+                    };
+                    hovered = Some(format!(
+                        "segment {:#x} ({}, {} pool)\nblock at {:#x} (+{}): {} = {} B\n{state}",
+                        seg.address,
+                        mib_text(seg.size),
+                        seg.pool,
+                        seg.address.saturating_add(b.offset),
+                        mib_text(b.offset),
+                        mib_text(b.size),
+                        b.size
+                    ));
+                }
+            }
+        } else {
+            let t = totals(group);
+            let mut x = left;
+            for (bytes, c) in [
+                (t.used, MAP_ALLOCATED),
+                (t.rounding, MAP_ROUNDING),
+                (t.pending, MAP_PENDING),
+            ] {
+                let w = px(bytes);
+                p.rect_filled(
+                    Rect::from_min_size(Pos2::new(x, whole.top()), Vec2::new(w, whole.height())),
+                    0.0,
+                    c,
+                );
+                x += w;
+            }
+            if hover.is_some_and(|h| whole.contains(h)) {
+                hovered = Some(format!(
+                    "segments {}–{} ({} segments, aggregated): {} reserved\nallocated {} + rounding loss {} + pending free {} + cached free {}",
+                    r * per_row,
+                    r * per_row + group.len() - 1,
+                    group.len(),
+                    mib_text(group_bytes),
+                    mib_text(t.used),
+                    mib_text(t.rounding),
+                    mib_text(t.pending),
+                    mib_text(t.free)
+                ));
+            }
+        }
+        p.rect_stroke(
+            whole,
+            0.0,
+            Stroke::new(0.8, text.gamma_multiply(0.6)),
+            StrokeKind::Inside,
+        );
+        p.text(
+            Pos2::new(whole.right() + 6.0, y + row_h * 0.5),
+            egui::Align2::LEFT_CENTER,
+            mib_text(group_bytes),
+            font.clone(),
+            text,
+        );
+    }
+    if let Some(h) = hovered {
+        resp.on_hover_text(h);
     }
 }

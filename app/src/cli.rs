@@ -47,6 +47,38 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a scene's figure as SVG or PNG (no display or GPU needed).
+    Export {
+        /// The scene id; omit with --all.
+        scene: Option<String>,
+        /// Export every scene at its lecture preset into the folder --out.
+        #[arg(long)]
+        all: bool,
+        /// Set a parameter, e.g. `--set pad=1` (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Trace event to show, for scenes with a stepper.
+        #[arg(long)]
+        step: Option<usize>,
+        /// Output file (`.svg` or `.png`), or the folder with --all.
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// PNG scale: 1, 2 or 3 pixels per point.
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=3))]
+        scale: u8,
+        /// Colours and text size.
+        #[arg(long, value_enum, default_value_t = crate::export::Theme::Slides)]
+        theme: crate::export::Theme,
+        /// Caption language.
+        #[arg(long, value_enum, default_value_t = crate::export::Lang::En)]
+        lang: crate::export::Lang,
+        /// Leave out the caption (title and parameters).
+        #[arg(long)]
+        no_caption: bool,
+        /// With --all: the format of each file.
+        #[arg(long, default_value = "png", value_parser = ["png", "svg"])]
+        format: String,
+    },
     /// Describe the GPU adapter warpscope would use for real runs.
     Adapter,
 }
@@ -75,6 +107,16 @@ pub fn main() -> ExitCode {
             }
             Err(e) => fail(2, &e.to_string()),
         },
+        Some(Command::Export { scene, all, set, step, out, scale, theme, lang, no_caption, format }) => {
+            let opts = crate::export::FigureOptions {
+                step,
+                theme,
+                lang,
+                caption: !no_caption,
+                ..Default::default()
+            };
+            export(scene.as_deref(), all, &set, &out, f32::from(scale), &opts, &format)
+        }
         Some(Command::Adapter) => match warpscope_kernels::DeviceContext::open() {
             Ok(ctx) => {
                 println!(
@@ -137,4 +179,52 @@ fn list(long: bool, json: bool) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+fn export(scene: Option<&str>, all: bool, set: &[String], out: &std::path::Path, scale: f32, opts: &crate::export::FigureOptions, format: &str) -> ExitCode {
+    use crate::export::{export as write_figure, ExportError};
+    let code = |e: &ExportError| match e {
+        ExportError::Scene(_) | ExportError::Format(_) => 2,
+        _ => 1,
+    };
+    if all {
+        if scene.is_some() || !set.is_empty() {
+            return fail(2, "--all exports every scene at its lecture preset: give no scene and no --set");
+        }
+        if let Err(e) = std::fs::create_dir_all(out) {
+            return fail(1, &format!("cannot create the folder {}: {e}", out.display()));
+        }
+        let mut failed = 0;
+        for s in scene::scenes() {
+            let path = out.join(format!("{}.{format}", s.id));
+            match write_figure(s, s.defaults(), &path, scale, opts) {
+                Ok(p) => println!("{}", p.display()),
+                Err(e) => {
+                    failed += 1;
+                    eprintln!("warpscope: {}: {e}", s.id);
+                }
+            }
+        }
+        return if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    }
+    let Some(id) = scene else {
+        return fail(2, "name a scene (see `warpscope list`) or pass --all");
+    };
+    let s = match scene::find(id) {
+        Ok(s) => s,
+        Err(e) => return fail(2, &e.to_string()),
+    };
+    let mut values = ParamValues::defaults(s.params);
+    for a in set {
+        if let Err(e) = values.set_assignment(s.params, a) {
+            return fail(2, &e.to_string());
+        }
+    }
+    match write_figure(s, values, out, scale, opts) {
+        Ok(p) => {
+            println!("wrote {}", p.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(code(&e), &e.to_string()),
+    }
 }

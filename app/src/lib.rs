@@ -4,4 +4,5 @@
 //! library so the kittest GUI tests drive the same code the binary runs.
 
 pub mod cli;
+pub mod export;
 pub mod gui;

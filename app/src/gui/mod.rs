@@ -121,7 +121,8 @@ pub struct SceneState {
 }
 
 impl SceneState {
-    fn new(scene: &'static Scene) -> Self {
+    /// A scene at its lecture defaults, not yet computed.
+    pub fn new(scene: &'static Scene) -> Self {
         SceneState {
             scene,
             values: scene.defaults(),
@@ -216,6 +217,7 @@ pub struct WarpscopeApp {
     /// Compute on the UI thread (tests and headless rendering want the result in the same frame).
     pub synchronous: bool,
     fonts_installed: bool,
+    export_message: Option<String>,
 }
 
 impl WarpscopeApp {
@@ -231,6 +233,7 @@ impl WarpscopeApp {
             adapter_rx: None,
             synchronous: false,
             fonts_installed: false,
+            export_message: None,
         }
     }
 
@@ -348,8 +351,21 @@ impl WarpscopeApp {
                     }
                 });
             });
+        let export_message = &mut self.export_message;
         egui::CentralPanel::default().show(ui, |ui| {
-            ui.heading(format!("{} {}", state.scene.section, state.scene.title));
+            ui.horizontal(|ui| {
+                ui.heading(format!("{} {}", state.scene.section, state.scene.title));
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    for (label, ext) in [("Export PNG", "png"), ("Export SVG", "svg")] {
+                        if ui.button(label).on_hover_text("Write this view as a slide figure into ./warpscope-figures").clicked() {
+                            *export_message = Some(export_view(state, ext));
+                        }
+                    }
+                });
+            });
+            if let Some(msg) = export_message.as_ref() {
+                ui.label(egui::RichText::new(msg).small());
+            }
             ui.separator();
             if state.error.is_some() && state.computed.is_some() {
                 ui.colored_label(
@@ -401,6 +417,26 @@ impl WarpscopeApp {
             }
             ui.add_space(6.0);
         }
+    }
+}
+
+/// The folder the window's export buttons write into.
+pub const FIGURE_FOLDER: &str = "warpscope-figures";
+
+/// Exports the scene as shown (parameters and stepper position) and says where the file went.
+fn export_view(state: &SceneState, ext: &str) -> String {
+    if let Err(e) = std::fs::create_dir_all(FIGURE_FOLDER) {
+        return format!("Could not create the folder {FIGURE_FOLDER}: {e}");
+    }
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let path = std::path::Path::new(FIGURE_FOLDER).join(format!("{}-{stamp}.{ext}", state.scene.id));
+    let opts = crate::export::FigureOptions {
+        step: Some(state.stepper.pos),
+        ..Default::default()
+    };
+    match crate::export::export(state.scene, state.values.clone(), &path, 2.0, &opts) {
+        Ok(p) => format!("Saved {}", p.display()),
+        Err(e) => format!("Export failed: {e}"),
     }
 }
 

@@ -70,7 +70,8 @@ impl Stepper {
             .map_or(timeline.len().saturating_sub(1), |(i, _)| i);
     }
 
-    /// Draws the controls and handles keys; returns true when the position changed.
+    /// Draws the controls and handles keys; returns true when the position changed. In figure
+    /// mode (exports) it draws only where the trace stands.
     pub fn ui(&mut self, ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)]) -> bool {
         let before = self.pos;
         let len = timeline.len();
@@ -79,6 +80,10 @@ impl Stepper {
             return false;
         }
         self.pos = self.pos.min(len - 1);
+        if figure_mode(ui.ctx()) {
+            ui.label(format!("{} — event {} of {len}", trace.kernel, self.pos));
+            return false;
+        }
         // Keys act only when no text field has focus.
         if ui.memory(|m| m.focused().is_none()) {
             let (space, left, right) = ui.input(|i| {
@@ -171,4 +176,18 @@ impl Stepper {
         }
         self.pos != before
     }
+}
+
+fn figure_mode_id() -> egui::Id {
+    egui::Id::unique("warpscope-figure-mode")
+}
+
+/// Whether views draw for a figure (no interactive controls).
+pub fn figure_mode(ctx: &egui::Context) -> bool {
+    ctx.data(|d| d.get_temp::<bool>(figure_mode_id())).unwrap_or(false)
+}
+
+/// Turns figure mode on or off for `ctx`.
+pub fn set_figure_mode(ctx: &egui::Context, on: bool) {
+    ctx.data_mut(|d| d.insert_temp(figure_mode_id(), on));
 }

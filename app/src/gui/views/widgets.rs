@@ -477,6 +477,9 @@ pub fn dag(
             FontId::proportional(10.5),
             Color32::WHITE,
         );
+    }
+}
+
 /// Okabe–Ito sky blue.
 pub const SKY: Color32 = Color32::from_rgb(86, 180, 233);
 /// Okabe–Ito reddish purple.

@@ -7,8 +7,36 @@
 //! environment variables override the choice; otherwise a discrete GPU is preferred) and
 //! reports what it is; with no adapter at all it returns [`NoAdapter`], and the app runs in
 //! simulation and says so.
+//!
+//! Kernels ([`KERNELS`], run by [`run_kernel`] / [`run_kernel_with`] for
+//! `warpscope run KERNEL --json`), each two variants at one shape, verified and timed:
+//!
+//! - `layernorm-bw` ([`layernorm`]): fused ∇x (one reduction, one barrier) vs the autograd-style
+//!   chain of 7 kernels;
+//! - `layernorm-dgamma` ([`dgamma`]): the ∇γ/∇β 32 × 32 tile, shared buffer padded vs unpadded
+//!   (a pipeline-overridable constant);
+//! - `softmax-bw` ([`softmax`]): fused softmax + dropout backward (one row per subgroup) vs the
+//!   unfused chain of 5 kernels;
+//! - `adam` ([`adam`]): one dispatch per parameter tensor vs one over the linked workspace.
+//!
+//! The host side (buffers, pipelines with shader errors as values, timestamp or host timing,
+//! verification) is [`runner`]; WGSL sources are in `src/shaders/`.
 
 use serde::Serialize;
+
+pub mod adam;
+pub mod data;
+pub mod dgamma;
+pub mod layernorm;
+pub mod run;
+pub mod runner;
+pub mod softmax;
+
+pub use run::{
+    Comparison, CopyBandwidth, KERNELS, KernelInfo, KernelParam, KernelRun, RunOptions, VariantRun,
+    kernel_info, kernel_names, run_kernel, run_kernel_with,
+};
+pub use runner::{KernelError, Timing, TimingMethod, Tolerance, Verification};
 
 /// What the chosen adapter is and can do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,0 +1,731 @@
+//! The kernel registry and [`run_kernel`]: what `warpscope run KERNEL [--set key=value]…
+//! --json` calls. Each kernel runs two variants at the same shape in one run (fused vs
+//! unfused / autograd-style / per-tensor), verifies both against `warpscope-core` (or an f64
+//! reference built from core's row functions), times both, measures the device's copy
+//! bandwidth in the same run, and reports the time ratio.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use warpscope_core::softmax::Dtype as SoftmaxDtype;
+use warpscope_core::softmax::fusion::{self, FusionParams};
+use warpscope_core::trainer::adam::AdamConfig;
+
+use crate::data::SplitMix64;
+use crate::runner::{KernelError, Runner, Timing, Tolerance, VariantOutput, Verification};
+use crate::{AdapterReport, DeviceContext, adam, dgamma, layernorm, softmax};
+
+/// One tunable of a kernel run (`--set name=value`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KernelParam {
+    /// Key.
+    pub name: &'static str,
+    /// What it is.
+    pub help: &'static str,
+    /// Default value.
+    pub default: f64,
+    /// Smallest accepted value.
+    pub min: f64,
+    /// Largest accepted value.
+    pub max: f64,
+    /// Whether it must be an integer.
+    pub integer: bool,
+}
+
+const fn int(
+    name: &'static str,
+    help: &'static str,
+    default: f64,
+    min: f64,
+    max: f64,
+) -> KernelParam {
+    KernelParam {
+        name,
+        help,
+        default,
+        min,
+        max,
+        integer: true,
+    }
+}
+
+const fn float(
+    name: &'static str,
+    help: &'static str,
+    default: f64,
+    min: f64,
+    max: f64,
+) -> KernelParam {
+    KernelParam {
+        name,
+        help,
+        default,
+        min,
+        max,
+        integer: false,
+    }
+}
+
+/// A kernel `warpscope run` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KernelInfo {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// Lecture section.
+    pub section: &'static str,
+    /// One line.
+    pub summary: &'static str,
+    /// The core scene it belongs beside.
+    pub scene: &'static str,
+    /// Its tunables (besides `runs`).
+    pub params: &'static [KernelParam],
+}
+
+/// Most timed runs per variant.
+pub const MAX_RUNS: u32 = 1000;
+/// Default timed runs per variant.
+pub const DEFAULT_RUNS: u32 = 10;
+/// Most elements of a LayerNorm problem (rows × cols): 2²² (16 MiB per f32 tensor; the chain
+/// holds about a dozen).
+pub const MAX_LAYERNORM_ELEMENTS: u64 = 1 << 22;
+/// Most Adam parameters: 2²⁵ (4 buffers of 128 MiB per layout).
+pub const MAX_ADAM_ELEMENTS: u64 = 1 << 25;
+
+/// Every kernel, in lecture order.
+pub const KERNELS: &[KernelInfo] = &[
+    KernelInfo {
+        name: "layernorm-bw",
+        section: "§2.2",
+        summary: "LayerNorm backward ∇x: fused (Σg, Σg·x̂ in one reduction, one barrier) vs the \
+                  autograd-style chain of 7 kernels",
+        scene: "layernorm-bytes",
+        params: &[
+            int("rows", "rows (tokens N)", 1024.0, 1.0, 65536.0),
+            int("cols", "columns (hidden size m)", 1024.0, 1.0, 16384.0),
+            int("seed", "input seed", 0.0, 0.0, 2147483648.0),
+        ],
+    },
+    KernelInfo {
+        name: "layernorm-dgamma",
+        section: "§2.4",
+        summary: "LayerNorm ∇γ/∇β: the 32 × 32 tile, shared buffer padded (stride 33) vs \
+                  unpadded (stride 32), a pipeline-overridable constant",
+        scene: "layernorm-dgamma",
+        params: &[
+            int("rows", "rows (tokens N)", 4096.0, 1.0, 65536.0),
+            int("cols", "columns (hidden size d)", 1024.0, 1.0, 16384.0),
+            int("seed", "input seed", 0.0, 0.0, 2147483648.0),
+        ],
+    },
+    KernelInfo {
+        name: "softmax-bw",
+        section: "§3.2",
+        summary: "softmax backward with dropout backward: fused (one row per subgroup, g′ in \
+                  registers) vs the unfused chain of 5 kernels",
+        scene: "softmax-fusion",
+        params: &[
+            int("rows", "rows (B·h·L in attention)", 1024.0, 1.0, 4096.0),
+            int("len", "row length L", 256.0, 1.0, 4096.0),
+            float("dropout", "dropout ratio (keep = 1 − ratio)", 0.1, 0.0, 0.9),
+            int("seed", "input seed", 0.0, 0.0, 2147483648.0),
+        ],
+    },
+    KernelInfo {
+        name: "adam",
+        section: "§4.2",
+        summary: "Adam step: one dispatch per parameter tensor vs one over the linked workspace",
+        scene: "trainer",
+        params: &[
+            int("layers", "transformer layers", 2.0, 1.0, 48.0),
+            int("hidden", "hidden size", 128.0, 8.0, 2048.0),
+            int("vocab", "vocabulary size", 1000.0, 1.0, 65536.0),
+            int("step", "Adam step t (bias corrections)", 10.0, 1.0, 1e6),
+            float("lr", "learning rate", 1e-3, 1e-6, 1.0),
+            int("seed", "input seed", 0.0, 0.0, 2147483648.0),
+        ],
+    },
+];
+
+/// The kernel names, in lecture order.
+pub fn kernel_names() -> Vec<&'static str> {
+    KERNELS.iter().map(|k| k.name).collect()
+}
+
+/// The registry entry for `name`.
+///
+/// # Errors
+/// [`KernelError::UnknownKernel`] listing the names.
+pub fn kernel_info(name: &str) -> Result<&'static KernelInfo, KernelError> {
+    KERNELS
+        .iter()
+        .find(|k| k.name == name)
+        .ok_or_else(|| KernelError::UnknownKernel {
+            name: name.to_owned(),
+            known: kernel_names().join(", "),
+        })
+}
+
+/// Options of a run: `--set key=value` overrides and the number of timed runs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunOptions {
+    /// Overrides by key (checked against the kernel's [`KernelParam`]s when it runs).
+    pub values: BTreeMap<String, f64>,
+    /// Timed runs per variant (1..=[`MAX_RUNS`]); `None` → [`DEFAULT_RUNS`].
+    pub runs: Option<u32>,
+}
+
+impl RunOptions {
+    /// Parses one `key=value` (`runs=N` sets [`RunOptions::runs`]).
+    ///
+    /// # Errors
+    /// [`KernelError::InvalidOption`] when it is not `key=number`.
+    pub fn set(&mut self, assignment: &str) -> Result<(), KernelError> {
+        let bad = |expected: &str| KernelError::InvalidOption {
+            name: assignment.split('=').next().unwrap_or("").trim().to_owned(),
+            value: assignment.to_owned(),
+            expected: expected.to_owned(),
+        };
+        let (key, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| bad("expected key=value"))?;
+        let (key, value) = (key.trim(), value.trim());
+        let x: f64 = value.parse().map_err(|_| bad("expected a number"))?;
+        if key == "runs" {
+            if !(x.fract() == 0.0 && (1.0..=f64::from(MAX_RUNS)).contains(&x)) {
+                return Err(bad(&format!("runs: expected an integer in 1..={MAX_RUNS}")));
+            }
+            self.runs = Some(x as u32);
+        } else {
+            self.values.insert(key.to_owned(), x);
+        }
+        Ok(())
+    }
+
+    /// Resolved values for `info`: defaults overridden, every override checked.
+    ///
+    /// # Errors
+    /// [`KernelError::InvalidOption`] for an unknown key, a non-integer where one is needed,
+    /// or a value out of range.
+    pub fn resolve(&self, info: &KernelInfo) -> Result<BTreeMap<String, f64>, KernelError> {
+        let mut out: BTreeMap<String, f64> = info
+            .params
+            .iter()
+            .map(|p| (p.name.to_owned(), p.default))
+            .collect();
+        for (k, &v) in &self.values {
+            let p = info.params.iter().find(|p| p.name == k).ok_or_else(|| {
+                KernelError::InvalidOption {
+                    name: k.clone(),
+                    value: v.to_string(),
+                    expected: format!(
+                        "a parameter of {}: {}, runs",
+                        info.name,
+                        info.params
+                            .iter()
+                            .map(|p| p.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }
+            })?;
+            if !v.is_finite() || v < p.min || v > p.max || (p.integer && v.fract() != 0.0) {
+                return Err(KernelError::InvalidOption {
+                    name: k.clone(),
+                    value: v.to_string(),
+                    expected: format!(
+                        "{} in {}..={} ({})",
+                        if p.integer { "an integer" } else { "a number" },
+                        p.min,
+                        p.max,
+                        p.help
+                    ),
+                });
+            }
+            out.insert(k.clone(), v);
+        }
+        Ok(out)
+    }
+}
+
+/// The device's copy bandwidth, measured in the same run with the same timing method.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CopyBandwidth {
+    /// Bytes read + written per copy.
+    pub bytes: u64,
+    /// Its timing.
+    pub timing: Timing,
+    /// bytes / median time, GB/s (10⁹ bytes per second).
+    pub gbps: f64,
+}
+
+/// One variant of a kernel run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VariantRun {
+    /// `fused`, `unfused`, `autograd`, `per-tensor`, `linked`.
+    pub name: String,
+    /// Dispatches per run.
+    pub launches: usize,
+    /// The dispatches, in order.
+    pub kernels: Vec<String>,
+    /// Device result vs the reference.
+    pub verification: Verification,
+    /// max |device − core's own f32 computation of the same variant|, where core has one.
+    pub core_f32_max_abs_diff: Option<f64>,
+    /// Median timing.
+    pub timing: Timing,
+    /// Bytes read + written by the variant's kernels (each tensor once per kernel).
+    pub bytes_moved: u64,
+    /// bytes_moved / median time, GB/s.
+    pub achieved_gbps: f64,
+    /// achieved_gbps / the copy bandwidth measured in this run.
+    pub fraction_of_copy_bandwidth: f64,
+}
+
+/// Slower-over-faster comparison of the two variants.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The many-kernel variant (`unfused`, `autograd`, `per-tensor`).
+    pub baseline: String,
+    /// The one-kernel variant (`fused`, `linked`).
+    pub optimised: String,
+    /// baseline median time / optimised median time.
+    pub time_ratio: f64,
+    /// baseline bytes / optimised bytes.
+    pub bytes_ratio: f64,
+    /// baseline launches / optimised launches.
+    pub launch_ratio: f64,
+}
+
+/// Everything one `warpscope run KERNEL` measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelRun {
+    /// Kernel name.
+    pub kernel: String,
+    /// Lecture section.
+    pub section: String,
+    /// One line.
+    pub summary: String,
+    /// The adapter it ran on.
+    pub adapter: AdapterReport,
+    /// Resolved parameters (shape, seed, …).
+    pub parameters: BTreeMap<String, f64>,
+    /// Storage dtype (`f32`).
+    pub dtype: String,
+    /// How the row reductions ran on this adapter, where it matters.
+    pub reduction: Option<String>,
+    /// The variants, baseline last.
+    pub variants: Vec<VariantRun>,
+    /// Baseline vs optimised.
+    pub comparison: Comparison,
+    /// Copy bandwidth measured in the same run.
+    pub copy_bandwidth: CopyBandwidth,
+    /// Every variant passed verification.
+    pub verified: bool,
+    /// Caveats (software rasteriser, host timing, …).
+    pub notes: Vec<String>,
+}
+
+const COPY: &str = include_str!("shaders/copy.wgsl");
+
+/// Measures copy bandwidth: `bytes` (rounded to 16, at least 4 MiB) copied buffer to buffer
+/// by a compute shader, timed like the kernels.
+///
+/// # Errors
+/// Shader, device, size and readback errors.
+pub fn copy_bandwidth(
+    ctx: &DeviceContext,
+    bytes: u64,
+    runs: u32,
+) -> Result<CopyBandwidth, KernelError> {
+    let r = Runner::new(ctx, "copy");
+    let size = bytes.max(4 << 20).next_multiple_of(16);
+    let n_vec4 = size / 16;
+    let src = r.zeros("copy src", (size / 4) as usize)?;
+    let dst = r.zeros("copy dst", (size / 4) as usize)?;
+    let params = r.uniform(
+        "params",
+        &[u32::try_from(n_vec4).unwrap_or(u32::MAX), 0, 0, 0],
+    );
+    let pipe = r.pipeline(COPY, "copy", &[])?;
+    let d = vec![crate::runner::Dispatch {
+        name: "copy".into(),
+        bind_group: r.bind(&pipe, &[(0, &params), (1, &src), (2, &dst)]),
+        pipeline: pipe,
+        groups: [crate::runner::groups_for(n_vec4, 256), 1, 1],
+        bytes_read: size,
+        bytes_written: size,
+    }];
+    r.run_once(&d)?;
+    let timing = r.time(&d, runs)?;
+    Ok(CopyBandwidth {
+        bytes: 2 * size,
+        gbps: gbps(2 * size, timing.median_us),
+        timing,
+    })
+}
+
+/// A kernel's device outputs with what they are checked against: (outputs, reference
+/// description, reference values, core's own f32 result per variant, largest tensor bytes,
+/// reduction description).
+type Prepared = (
+    Vec<VariantOutput>,
+    &'static str,
+    Vec<f64>,
+    Vec<Option<Vec<f32>>>,
+    u64,
+    Option<String>,
+);
+
+fn gbps(bytes: u64, us: f64) -> f64 {
+    if us > 0.0 {
+        bytes as f64 / (us * 1e3)
+    } else {
+        0.0
+    }
+}
+
+fn max_abs_diff(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (f64::from(*x) - f64::from(*y)).abs())
+        .fold(0.0, f64::max)
+}
+
+/// [`run_kernel_with`] at the kernel's default parameters.
+///
+/// # Errors
+/// As [`run_kernel_with`].
+pub fn run_kernel(name: &str, ctx: &DeviceContext) -> Result<KernelRun, KernelError> {
+    run_kernel_with(name, ctx, &RunOptions::default())
+}
+
+/// Runs kernel `name` (one of [`kernel_names`]) on `ctx` with `opts`: both variants verified,
+/// timed (median of `runs`), bytes and GB/s, the copy bandwidth and the time ratio.
+/// A verification failure is reported in the result (`verified: false`), not as an error.
+///
+/// # Errors
+/// [`KernelError::UnknownKernel`], [`KernelError::InvalidOption`] (bad `--set`, or a shape
+/// core or the size limits refuse), shader / device / readback errors.
+pub fn run_kernel_with(
+    name: &str,
+    ctx: &DeviceContext,
+    opts: &RunOptions,
+) -> Result<KernelRun, KernelError> {
+    let info = kernel_info(name)?;
+    let values = opts.resolve(info)?;
+    let runs = opts.runs.unwrap_or(DEFAULT_RUNS).clamp(1, MAX_RUNS);
+    let v = |k: &str| values.get(k).copied().unwrap_or(0.0);
+    let core_err = |e: warpscope_core::Error| KernelError::Core {
+        kernel: name.to_owned(),
+        message: e.to_string(),
+    };
+    let (outputs, reference_name, reference, core_f32, tensor_bytes, reduction): Prepared =
+        match info.name {
+            "softmax-bw" => {
+                let (rows, len) = (v("rows") as u64, v("len") as u64);
+                let fp = FusionParams {
+                    batch: 1,
+                    heads: 1,
+                    len,
+                    dtype: SoftmaxDtype::F32,
+                    device: "a100".to_owned(),
+                    dropout: v("dropout"),
+                    seed: v("seed") as u64,
+                    example_rows: rows,
+                    example_len: len,
+                };
+                let e = fusion::run(&fp).map_err(core_err)?.example;
+                let p = softmax::Problem {
+                    rows: rows as usize,
+                    cols: len as usize,
+                    y: e.y,
+                    dp: e.dp,
+                    mask: e.mask,
+                    keep: e.keep,
+                };
+                let reference = p.reference()?;
+                let out = softmax::compute(ctx, &p, runs)?;
+                (
+                    out,
+                    "warpscope_core::softmax::backward_row (f64) on g′ = ∇P·M/keep",
+                    reference,
+                    vec![Some(e.dx_fused), Some(e.dx_unfused)],
+                    rows * len * 4,
+                    Some(softmax::reduction(ctx)),
+                )
+            }
+            "layernorm-bw" | "layernorm-dgamma" => {
+                let (rows, cols) = (v("rows") as u64, v("cols") as u64);
+                if rows * cols > MAX_LAYERNORM_ELEMENTS {
+                    return Err(KernelError::InvalidOption {
+                        name: "rows".into(),
+                        value: rows.to_string(),
+                        expected: format!(
+                            "rows × cols = {} elements ({} MB per f32 tensor) exceeds \
+                         {MAX_LAYERNORM_ELEMENTS}; use fewer rows or columns",
+                            rows * cols,
+                            rows * cols * 4 / 1_000_000
+                        ),
+                    });
+                }
+                let (x, dy, gamma, _) = warpscope_core::layernorm::formulas::inputs(
+                    rows as usize,
+                    cols as usize,
+                    v("seed") as u64,
+                );
+                let f = |a: Vec<f64>| a.into_iter().map(|x| x as f32).collect::<Vec<f32>>();
+                let p = layernorm::Problem {
+                    rows: rows as usize,
+                    cols: cols as usize,
+                    x: f(x),
+                    dy: f(dy),
+                    gamma: f(gamma),
+                };
+                if info.name == "layernorm-dgamma" {
+                    let reference = dgamma::reference(&p);
+                    let out = dgamma::compute(ctx, &p, runs)?;
+                    return finish(
+                        ctx,
+                        info,
+                        values,
+                        runs,
+                        (
+                            out,
+                            "f64 column sums of ∇y·x̂ and ∇y (x̂ from the saved f32 μ, r)",
+                            reference,
+                            vec![None, None],
+                            rows * cols * 4,
+                            Some(
+                                "32 × 32 workgroup per 32 columns; transposed shared read; \
+                                 tree over the 32 partials"
+                                    .to_owned(),
+                            ),
+                        ),
+                    );
+                }
+                let reference = p.reference();
+                // core's f32 HW4 form on the same inputs (for both variants: same formula family).
+                let w = |v: &[f32]| v.iter().map(|a| f64::from(*a)).collect::<Vec<f64>>();
+                let g64 = w(&p.gamma);
+                let mut core32 = Vec::with_capacity(p.x.len());
+                for (x, dy) in p.x.chunks(p.cols).zip(p.dy.chunks(p.cols)) {
+                    let (hw4, _, _) = warpscope_core::layernorm::backward_row(
+                        warpscope_core::layernorm::Dtype::F32,
+                        &w(x),
+                        &w(dy),
+                        &g64,
+                    );
+                    core32.extend(hw4.into_iter().map(|v| v as f32));
+                }
+                let out = layernorm::compute(ctx, &p, runs)?;
+                (
+                    out,
+                    "warpscope_core::layernorm::reference_row (f64 reverse-mode of the 7-op \
+                 decomposition)",
+                    reference,
+                    vec![Some(core32), None],
+                    rows * cols * 4,
+                    Some(layernorm::reduction(ctx)),
+                )
+            }
+            "adam" => {
+                let sizes = adam::transformer_sizes(
+                    v("layers") as usize,
+                    v("hidden") as usize,
+                    v("vocab") as usize,
+                    512,
+                );
+                let n: usize = sizes.iter().sum();
+                if n as u64 > MAX_ADAM_ELEMENTS {
+                    return Err(KernelError::InvalidOption {
+                        name: "hidden".into(),
+                        value: v("hidden").to_string(),
+                        expected: format!(
+                            "{n} parameters exceed {MAX_ADAM_ELEMENTS}; use fewer layers, a smaller \
+                         hidden size or vocabulary"
+                        ),
+                    });
+                }
+                let p = adam_problem(sizes, v("lr") as f32, v("step") as u32, v("seed") as u64);
+                let reference = p.core_reference();
+                let out = adam::compute(ctx, &p, runs)?;
+                let largest = p.sizes.iter().copied().max().unwrap_or(0) as u64;
+                (
+                    out,
+                    "warpscope_core::trainer::adam::adam_f32 (p ‖ m ‖ v after the step)",
+                    reference,
+                    vec![None, None],
+                    largest.max(n as u64) * 4,
+                    None,
+                )
+            }
+            _ => {
+                return Err(KernelError::UnknownKernel {
+                    name: name.to_owned(),
+                    known: kernel_names().join(", "),
+                });
+            }
+        };
+
+    finish(
+        ctx,
+        info,
+        values,
+        runs,
+        (
+            outputs,
+            reference_name,
+            reference,
+            core_f32,
+            tensor_bytes,
+            reduction,
+        ),
+    )
+}
+
+/// Verifies, measures copy bandwidth, compares and assembles the [`KernelRun`].
+fn finish(
+    ctx: &DeviceContext,
+    info: &KernelInfo,
+    values: BTreeMap<String, f64>,
+    runs: u32,
+    prepared: Prepared,
+) -> Result<KernelRun, KernelError> {
+    let (outputs, reference_name, reference, core_f32, tensor_bytes, reduction) = prepared;
+    let tol = Tolerance::F32;
+    let copy = copy_bandwidth(ctx, tensor_bytes, runs)?;
+    let variants: Vec<VariantRun> = outputs
+        .iter()
+        .zip(core_f32)
+        .map(|(o, core)| {
+            let achieved = gbps(o.bytes_moved, o.timing.median_us);
+            VariantRun {
+                name: o.name.to_owned(),
+                launches: o.kernels.len(),
+                kernels: o.kernels.clone(),
+                verification: Verification::compare(reference_name, &o.output, &reference, tol),
+                core_f32_max_abs_diff: core.map(|c| max_abs_diff(&o.output, &c)),
+                timing: o.timing.clone(),
+                bytes_moved: o.bytes_moved,
+                achieved_gbps: achieved,
+                fraction_of_copy_bandwidth: if copy.gbps > 0.0 {
+                    achieved / copy.gbps
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    let (opt, base) = (&variants[0], &variants[variants.len() - 1]);
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    let comparison = Comparison {
+        baseline: base.name.clone(),
+        optimised: opt.name.clone(),
+        time_ratio: ratio(base.timing.median_us, opt.timing.median_us),
+        bytes_ratio: ratio(base.bytes_moved as f64, opt.bytes_moved as f64),
+        launch_ratio: ratio(base.launches as f64, opt.launches as f64),
+    };
+    let mut notes = Vec::new();
+    if ctx.report.device_type == "Cpu" {
+        notes.push(format!(
+            "{} is a software (CPU) implementation: timings are good for correctness and \
+             relative comparisons, not GPU performance claims",
+            ctx.report.name
+        ));
+    }
+    if let Some(c) = &opt.timing.caveat {
+        notes.push(c.clone());
+    }
+    if ctx.report.subgroups && ctx.report.subgroup_max_size != 32 {
+        notes.push(format!(
+            "subgroups are {}–{} lanes here, not CUDA's 32-lane warps",
+            ctx.report.subgroup_min_size, ctx.report.subgroup_max_size
+        ));
+    }
+    Ok(KernelRun {
+        kernel: info.name.to_owned(),
+        section: info.section.to_owned(),
+        summary: info.summary.to_owned(),
+        adapter: ctx.report.clone(),
+        parameters: values,
+        dtype: "f32".to_owned(),
+        reduction,
+        verified: variants.iter().all(|v| v.verification.passed),
+        variants,
+        comparison,
+        copy_bandwidth: copy,
+        notes,
+    })
+}
+
+/// A seeded Adam problem on tensors of `sizes`: p, g standard normal; m = 0.1·normal;
+/// v = (0.1·normal)² (a mid-training state, so the bias corrections and √v matter).
+pub fn adam_problem(sizes: Vec<usize>, lr: f32, step: u32, seed: u64) -> adam::Problem {
+    let n: usize = sizes.iter().sum();
+    let mut rng = SplitMix64::new(seed);
+    let p = rng.normals_f32(n);
+    let g = rng.normals_f32(n);
+    let m = rng.normals_f32(n).into_iter().map(|x| 0.1 * x).collect();
+    let v = rng
+        .normals_f32(n)
+        .into_iter()
+        .map(|x| (0.1 * x) * (0.1 * x))
+        .collect();
+    adam::Problem {
+        sizes,
+        p,
+        g,
+        m,
+        v,
+        config: AdamConfig::with_lr(lr),
+        step,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse_and_validate() {
+        let mut o = RunOptions::default();
+        o.set("rows=64").unwrap();
+        o.set("runs=3").unwrap();
+        assert_eq!(o.runs, Some(3));
+        let info = kernel_info("softmax-bw").unwrap();
+        let v = o.resolve(info).unwrap();
+        assert_eq!(v["rows"], 64.0);
+        assert_eq!(v["len"], 256.0);
+        assert!(o.set("rows").is_err());
+        assert!(o.set("rows=abc").is_err());
+        assert!(o.set("runs=0").is_err());
+        o.set("rows=1.5").unwrap();
+        assert!(o.resolve(info).is_err());
+        let mut o = RunOptions::default();
+        o.set("bogus=1").unwrap();
+        let e = o.resolve(info).unwrap_err().to_string();
+        assert!(e.contains("rows, len"), "{e}");
+        assert!(
+            kernel_info("nope")
+                .unwrap_err()
+                .to_string()
+                .contains("layernorm-bw")
+        );
+        assert_eq!(
+            kernel_names(),
+            ["layernorm-bw", "layernorm-dgamma", "softmax-bw", "adam"]
+        );
+    }
+
+    #[test]
+    fn transformer_sizes_count() {
+        let s = adam::transformer_sizes(2, 8, 10, 4);
+        assert_eq!(s.len(), 12 * 2 + 4);
+        // Per layer: 4h (LN) + 3h² + 3h + h² + h + 4h² + 4h + 4h² + h = 12h² + 13h.
+        let total: usize = s.iter().sum();
+        assert_eq!(total, 10 * 8 + 4 * 8 + 2 * (12 * 64 + 13 * 8) + 2 * 8);
+    }
+}

@@ -79,6 +79,21 @@ pub enum Command {
         #[arg(long, default_value = "png", value_parser = ["png", "svg"])]
         format: String,
     },
+    /// Run one of the lecture's kernels on the GPU adapter (WGSL on wgpu): verify both variants
+    /// against core and time them.
+    Run {
+        /// Kernel name; `warpscope run --list` prints them.
+        kernel: Option<String>,
+        /// Print the kernel names.
+        #[arg(long)]
+        list: bool,
+        /// Set a shape or option, e.g. `--set rows=512`, `--set runs=20` (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Print the result as one JSON object (the default prints it pretty).
+        #[arg(long)]
+        json: bool,
+    },
     /// Describe the GPU adapter warpscope would use for real runs.
     Adapter,
 }
@@ -117,6 +132,7 @@ pub fn main() -> ExitCode {
             };
             export(scene.as_deref(), all, &set, &out, f32::from(scale), &opts, &format)
         }
+        Some(Command::Run { kernel, list, set, json }) => run(kernel.as_deref(), list, &set, json),
         Some(Command::Adapter) => match warpscope_kernels::DeviceContext::open() {
             Ok(ctx) => {
                 println!(
@@ -226,5 +242,45 @@ fn export(scene: Option<&str>, all: bool, set: &[String], out: &std::path::Path,
             ExitCode::SUCCESS
         }
         Err(e) => fail(code(&e), &e.to_string()),
+    }
+}
+
+fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode {
+    use warpscope_kernels::{kernel_info, kernel_names, run_kernel_with, DeviceContext, KernelError, RunOptions};
+    if list {
+        for k in kernel_names() {
+            println!("{k}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let Some(name) = kernel else {
+        return fail(2, &format!("name a kernel: {}", kernel_names().join(", ")));
+    };
+    if let Err(e) = kernel_info(name) {
+        return fail(2, &e.to_string());
+    }
+    let mut opts = RunOptions::default();
+    for a in set {
+        if let Err(e) = opts.set(a) {
+            return fail(2, &e.to_string());
+        }
+    }
+    let ctx = match DeviceContext::open() {
+        Ok(c) => c,
+        Err(e) => return fail(1, &e.to_string()),
+    };
+    match run_kernel_with(name, &ctx, &opts) {
+        Ok(r) => {
+            let text = if json { serde_json::to_string(&r) } else { serde_json::to_string_pretty(&r) };
+            println!("{}", text.unwrap_or_default());
+            if r.verified {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("warpscope: {name} did not match core within tolerance on {}", ctx.report.name);
+                ExitCode::from(1)
+            }
+        }
+        Err(e @ (KernelError::InvalidOption { .. } | KernelError::UnknownKernel { .. })) => fail(2, &e.to_string()),
+        Err(e) => fail(1, &e.to_string()),
     }
 }

@@ -192,3 +192,25 @@ fn export_errors_are_clear_and_write_nothing() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing half-written");
 }
+
+#[test]
+fn run_verifies_a_kernel_on_the_adapter_or_says_there_is_none() {
+    let out = warpscope(&["run", "--list"]);
+    assert!(out.status.success());
+    let names = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(names.lines().any(|l| l == "softmax-bw"), "{names}");
+    let out = warpscope(&["run", "softmax-bw", "--set", "rows=64", "--set", "len=64", "--set", "runs=2", "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    if out.status.code() == Some(1) && err.contains("no GPU adapter") {
+        assert!(!warpscope_kernels::adapter_required(), "CI must provide an adapter: {err}");
+        eprintln!("skipped: no adapter ({err})");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["verified"], true, "{v}");
+    let out = warpscope(&["run", "softmax-bw", "--set", "rows=abc"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = warpscope(&["run", "no-such-kernel"]);
+    assert_eq!(out.status.code(), Some(2));
+}

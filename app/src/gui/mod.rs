@@ -310,6 +310,7 @@ impl WarpscopeApp {
                 egui::ScrollArea::vertical().show(ui, |ui| self.navigator(ui));
             });
         let (id, synchronous) = (self.selected, self.synchronous);
+        let mut export_message = self.export_message.take();
         let Some(state) = self.state(id) else {
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.label(format!("Scene `{id}` is not built yet."));
@@ -351,14 +352,13 @@ impl WarpscopeApp {
                     }
                 });
             });
-        let export_message = &mut self.export_message;
         egui::CentralPanel::default().show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading(format!("{} {}", state.scene.section, state.scene.title));
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                     for (label, ext) in [("Export PNG", "png"), ("Export SVG", "svg")] {
                         if ui.button(label).on_hover_text("Write this view as a slide figure into ./warpscope-figures").clicked() {
-                            *export_message = Some(export_view(state, ext));
+                            export_message = Some(export_view(state, ext));
                         }
                     }
                 });
@@ -383,6 +383,7 @@ impl WarpscopeApp {
                 }
             });
         });
+        self.export_message = export_message;
     }
 
     fn navigator(&mut self, ui: &mut egui::Ui) {

@@ -122,7 +122,18 @@ pub fn main() -> ExitCode {
             }
             Err(e) => fail(2, &e.to_string()),
         },
-        Some(Command::Export { scene, all, set, step, out, scale, theme, lang, no_caption, format }) => {
+        Some(Command::Export {
+            scene,
+            all,
+            set,
+            step,
+            out,
+            scale,
+            theme,
+            lang,
+            no_caption,
+            format,
+        }) => {
             let opts = crate::export::FigureOptions {
                 step,
                 theme,
@@ -130,9 +141,22 @@ pub fn main() -> ExitCode {
                 caption: !no_caption,
                 ..Default::default()
             };
-            export(scene.as_deref(), all, &set, &out, f32::from(scale), &opts, &format)
+            export(
+                scene.as_deref(),
+                all,
+                &set,
+                &out,
+                f32::from(scale),
+                &opts,
+                &format,
+            )
         }
-        Some(Command::Run { kernel, list, set, json }) => run(kernel.as_deref(), list, &set, json),
+        Some(Command::Run {
+            kernel,
+            list,
+            set,
+            json,
+        }) => run(kernel.as_deref(), list, &set, json),
         Some(Command::Adapter) => match warpscope_kernels::DeviceContext::open() {
             Ok(ctx) => {
                 println!(
@@ -197,18 +221,32 @@ fn list(long: bool, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn export(scene: Option<&str>, all: bool, set: &[String], out: &std::path::Path, scale: f32, opts: &crate::export::FigureOptions, format: &str) -> ExitCode {
-    use crate::export::{export as write_figure, ExportError};
+fn export(
+    scene: Option<&str>,
+    all: bool,
+    set: &[String],
+    out: &std::path::Path,
+    scale: f32,
+    opts: &crate::export::FigureOptions,
+    format: &str,
+) -> ExitCode {
+    use crate::export::{ExportError, export as write_figure};
     let code = |e: &ExportError| match e {
         ExportError::Scene(_) | ExportError::Format(_) => 2,
         _ => 1,
     };
     if all {
         if scene.is_some() || !set.is_empty() {
-            return fail(2, "--all exports every scene at its lecture preset: give no scene and no --set");
+            return fail(
+                2,
+                "--all exports every scene at its lecture preset: give no scene and no --set",
+            );
         }
         if let Err(e) = std::fs::create_dir_all(out) {
-            return fail(1, &format!("cannot create the folder {}: {e}", out.display()));
+            return fail(
+                1,
+                &format!("cannot create the folder {}: {e}", out.display()),
+            );
         }
         let mut failed = 0;
         for s in scene::scenes() {
@@ -221,7 +259,11 @@ fn export(scene: Option<&str>, all: bool, set: &[String], out: &std::path::Path,
                 }
             }
         }
-        return if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) };
+        return if failed == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        };
     }
     let Some(id) = scene else {
         return fail(2, "name a scene (see `warpscope list`) or pass --all");
@@ -246,7 +288,9 @@ fn export(scene: Option<&str>, all: bool, set: &[String], out: &std::path::Path,
 }
 
 fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode {
-    use warpscope_kernels::{kernel_info, kernel_names, run_kernel_with, DeviceContext, KernelError, RunOptions};
+    use warpscope_kernels::{
+        DeviceContext, KernelError, RunOptions, kernel_info, kernel_names, run_kernel_with,
+    };
     if list {
         for k in kernel_names() {
             println!("{k}");
@@ -271,16 +315,25 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
     };
     match run_kernel_with(name, &ctx, &opts) {
         Ok(r) => {
-            let text = if json { serde_json::to_string(&r) } else { serde_json::to_string_pretty(&r) };
+            let text = if json {
+                serde_json::to_string(&r)
+            } else {
+                serde_json::to_string_pretty(&r)
+            };
             println!("{}", text.unwrap_or_default());
             if r.verified {
                 ExitCode::SUCCESS
             } else {
-                eprintln!("warpscope: {name} did not match core within tolerance on {}", ctx.report.name);
+                eprintln!(
+                    "warpscope: {name} did not match core within tolerance on {}",
+                    ctx.report.name
+                );
                 ExitCode::from(1)
             }
         }
-        Err(e @ (KernelError::InvalidOption { .. } | KernelError::UnknownKernel { .. })) => fail(2, &e.to_string()),
+        Err(e @ (KernelError::InvalidOption { .. } | KernelError::UnknownKernel { .. })) => {
+            fail(2, &e.to_string())
+        }
         Err(e) => fail(1, &e.to_string()),
     }
 }

@@ -15,7 +15,7 @@ use egui::{Color32, Pos2, Rect};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
-use crate::gui::{fonts, stepper, views, SceneState};
+use crate::gui::{SceneState, fonts, stepper, views};
 
 /// Colour schemes for figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -110,7 +110,13 @@ pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usi
     };
     let params: Vec<String> = values.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let step = step.map_or(String::new(), |s| format!(", event {s}"));
-    format!("{} {} — {}{}", scene.section, title, params.join(", "), step)
+    format!(
+        "{} {} — {}{}",
+        scene.section,
+        title,
+        params.join(", "),
+        step
+    )
 }
 
 /// Draws `scene` (parameters `values`) headless and returns the painted shapes, the area they
@@ -118,12 +124,18 @@ pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usi
 ///
 /// # Errors
 /// The scene's own validation or computation error.
-pub fn draw(scene: &'static Scene, values: ParamValues, opts: &FigureOptions) -> Result<(Vec<ClippedShape>, Rect, Color32), ExportError> {
+pub fn draw(
+    scene: &'static Scene,
+    values: ParamValues,
+    opts: &FigureOptions,
+) -> Result<(Vec<ClippedShape>, Rect, Color32), ExportError> {
     let mut state = SceneState::new(scene);
     state.values = values.validated(scene.params)?;
     state.compute_now();
     if let Some((_, msg)) = &state.error {
-        return Err(ExportError::Scene(warpscope_core::Error::BadInput(msg.clone())));
+        return Err(ExportError::Scene(warpscope_core::Error::BadInput(
+            msg.clone(),
+        )));
     }
     let Some(computed) = state.computed.clone() else {
         return Err(ExportError::Render("the scene produced no result".into()));
@@ -137,7 +149,10 @@ pub fn draw(scene: &'static Scene, values: ParamValues, opts: &FigureOptions) ->
     apply_theme(&ctx, opts.theme);
     let text = caption(scene, &state.values, opts.lang, opts.step);
     let input = egui::RawInput {
-        screen_rect: Some(Rect::from_min_size(Pos2::ZERO, egui::vec2(opts.width, 6000.0))),
+        screen_rect: Some(Rect::from_min_size(
+            Pos2::ZERO,
+            egui::vec2(opts.width, 6000.0),
+        )),
         ..Default::default()
     };
     let mut used = Rect::NOTHING;
@@ -179,7 +194,10 @@ fn colour(c: Color32) -> Option<String> {
 }
 
 fn paint_attrs(fill: Color32, stroke: Option<(f32, Color32)>) -> String {
-    let mut s = format!(" fill=\"{}\"", colour(fill).unwrap_or_else(|| "none".into()));
+    let mut s = format!(
+        " fill=\"{}\"",
+        colour(fill).unwrap_or_else(|| "none".into())
+    );
     if let Some((w, c)) = stroke
         && w > 0.0
         && let Some(c) = colour(c)
@@ -190,11 +208,17 @@ fn paint_attrs(fill: Color32, stroke: Option<(f32, Color32)>) -> String {
 }
 
 fn escape(t: &str) -> String {
-    t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn points(ps: &[Pos2]) -> String {
-    ps.iter().map(|p| format!("{:.2},{:.2}", p.x, p.y)).collect::<Vec<_>>().join(" ")
+    ps.iter()
+        .map(|p| format!("{:.2},{:.2}", p.x, p.y))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn shape_to_svg(out: &mut String, shape: &Shape) {
@@ -202,14 +226,33 @@ fn shape_to_svg(out: &mut String, shape: &Shape) {
         Shape::Noop | Shape::Callback(_) => {}
         Shape::Vec(v) => v.iter().for_each(|s| shape_to_svg(out, s)),
         Shape::Circle(c) => {
-            let _ = writeln!(out, "<circle cx=\"{:.2}\" cy=\"{:.2}\" r=\"{:.2}\"{}/>", c.center.x, c.center.y, c.radius, paint_attrs(c.fill, Some((c.stroke.width, c.stroke.color))));
+            let _ = writeln!(
+                out,
+                "<circle cx=\"{:.2}\" cy=\"{:.2}\" r=\"{:.2}\"{}/>",
+                c.center.x,
+                c.center.y,
+                c.radius,
+                paint_attrs(c.fill, Some((c.stroke.width, c.stroke.color)))
+            );
         }
         Shape::Ellipse(e) => {
-            let _ = writeln!(out, "<ellipse cx=\"{:.2}\" cy=\"{:.2}\" rx=\"{:.2}\" ry=\"{:.2}\"{}/>", e.center.x, e.center.y, e.radius.x, e.radius.y, paint_attrs(e.fill, Some((e.stroke.width, e.stroke.color))));
+            let _ = writeln!(
+                out,
+                "<ellipse cx=\"{:.2}\" cy=\"{:.2}\" rx=\"{:.2}\" ry=\"{:.2}\"{}/>",
+                e.center.x,
+                e.center.y,
+                e.radius.x,
+                e.radius.y,
+                paint_attrs(e.fill, Some((e.stroke.width, e.stroke.color)))
+            );
         }
         Shape::LineSegment { points: p, stroke } => {
             if let Some(c) = colour(stroke.color) {
-                let _ = writeln!(out, "<line x1=\"{:.2}\" y1=\"{:.2}\" x2=\"{:.2}\" y2=\"{:.2}\" stroke=\"{c}\" stroke-width=\"{:.2}\"/>", p[0].x, p[0].y, p[1].x, p[1].y, stroke.width);
+                let _ = writeln!(
+                    out,
+                    "<line x1=\"{:.2}\" y1=\"{:.2}\" x2=\"{:.2}\" y2=\"{:.2}\" stroke=\"{c}\" stroke-width=\"{:.2}\"/>",
+                    p[0].x, p[0].y, p[1].x, p[1].y, stroke.width
+                );
             }
         }
         Shape::Path(p) => {
@@ -218,8 +261,17 @@ fn shape_to_svg(out: &mut String, shape: &Shape) {
                 epaint::ColorMode::UV(_) => Color32::GRAY,
             };
             let tag = if p.closed { "polygon" } else { "polyline" };
-            let fill = if p.closed { p.fill } else { Color32::TRANSPARENT };
-            let _ = writeln!(out, "<{tag} points=\"{}\"{} stroke-linejoin=\"round\"/>", points(&p.points), paint_attrs(fill, Some((p.stroke.width, stroke_colour))));
+            let fill = if p.closed {
+                p.fill
+            } else {
+                Color32::TRANSPARENT
+            };
+            let _ = writeln!(
+                out,
+                "<{tag} points=\"{}\"{} stroke-linejoin=\"round\"/>",
+                points(&p.points),
+                paint_attrs(fill, Some((p.stroke.width, stroke_colour)))
+            );
         }
         Shape::Rect(r) => {
             let rr = f32::from(r.corner_radius.nw);
@@ -237,27 +289,67 @@ fn shape_to_svg(out: &mut String, shape: &Shape) {
         Shape::Mesh(m) => {
             // Meshes (plot fills, images) as their triangles, each with its first vertex's colour.
             for tri in m.indices.chunks_exact(3) {
-                let v: Vec<&epaint::Vertex> = tri.iter().filter_map(|i| m.vertices.get(*i as usize)).collect();
+                let v: Vec<&epaint::Vertex> = tri
+                    .iter()
+                    .filter_map(|i| m.vertices.get(*i as usize))
+                    .collect();
                 if v.len() == 3
                     && let Some(c) = colour(v[0].color)
                 {
-                    let _ = writeln!(out, "<polygon points=\"{}\" fill=\"{c}\"/>", points(&[v[0].pos, v[1].pos, v[2].pos]));
+                    let _ = writeln!(
+                        out,
+                        "<polygon points=\"{}\" fill=\"{c}\"/>",
+                        points(&[v[0].pos, v[1].pos, v[2].pos])
+                    );
                 }
             }
         }
         Shape::QuadraticBezier(q) => {
             let p = q.points;
-            let _ = writeln!(out, "<path d=\"M{:.2},{:.2} Q{:.2},{:.2} {:.2},{:.2}\"{}/>", p[0].x, p[0].y, p[1].x, p[1].y, p[2].x, p[2].y, paint_attrs(Color32::TRANSPARENT, Some((q.stroke.width, solid(&q.stroke.color)))));
+            let _ = writeln!(
+                out,
+                "<path d=\"M{:.2},{:.2} Q{:.2},{:.2} {:.2},{:.2}\"{}/>",
+                p[0].x,
+                p[0].y,
+                p[1].x,
+                p[1].y,
+                p[2].x,
+                p[2].y,
+                paint_attrs(
+                    Color32::TRANSPARENT,
+                    Some((q.stroke.width, solid(&q.stroke.color)))
+                )
+            );
         }
         Shape::CubicBezier(c) => {
             let p = c.points;
-            let _ = writeln!(out, "<path d=\"M{:.2},{:.2} C{:.2},{:.2} {:.2},{:.2} {:.2},{:.2}\"{}/>", p[0].x, p[0].y, p[1].x, p[1].y, p[2].x, p[2].y, p[3].x, p[3].y, paint_attrs(Color32::TRANSPARENT, Some((c.stroke.width, solid(&c.stroke.color)))));
+            let _ = writeln!(
+                out,
+                "<path d=\"M{:.2},{:.2} C{:.2},{:.2} {:.2},{:.2} {:.2},{:.2}\"{}/>",
+                p[0].x,
+                p[0].y,
+                p[1].x,
+                p[1].y,
+                p[2].x,
+                p[2].y,
+                p[3].x,
+                p[3].y,
+                paint_attrs(
+                    Color32::TRANSPARENT,
+                    Some((c.stroke.width, solid(&c.stroke.color)))
+                )
+            );
         }
         Shape::Band(b) => {
             // A band: the region between its lower and upper curves.
             let mut ps: Vec<Pos2> = b.points.iter().map(|p| Pos2::new(p.x, p.y.min)).collect();
             ps.extend(b.points.iter().rev().map(|p| Pos2::new(p.x, p.y.max)));
-            let _ = writeln!(out, "<polygon points=\"{}\"{}/>", points(&ps), paint_attrs(b.fill, Some((b.stroke.width, b.stroke.color))));
+            let _ = writeln!(
+                out,
+                "<polygon points=\"{}\"{}/>",
+                points(&ps),
+                paint_attrs(b.fill, Some((b.stroke.width, b.stroke.color)))
+            );
         }
     }
 }
@@ -270,12 +362,26 @@ fn solid(c: &epaint::ColorMode) -> Color32 {
 }
 
 fn text_to_svg(out: &mut String, t: &epaint::TextShape) {
-    let Some(section) = t.galley.job.sections.first() else { return };
-    let base = if section.format.color == Color32::PLACEHOLDER { t.fallback_color } else { section.format.color };
-    let Some(fill) = colour(t.override_text_color.unwrap_or(base).gamma_multiply(t.opacity_factor)) else { return };
+    let Some(section) = t.galley.job.sections.first() else {
+        return;
+    };
+    let base = if section.format.color == Color32::PLACEHOLDER {
+        t.fallback_color
+    } else {
+        section.format.color
+    };
+    let Some(fill) = colour(
+        t.override_text_color
+            .unwrap_or(base)
+            .gamma_multiply(t.opacity_factor),
+    ) else {
+        return;
+    };
     let size = section.format.font_id.size;
     for row in &t.galley.rows {
-        let (Some(first), Some(last)) = (row.row.glyphs.first(), row.row.glyphs.last()) else { continue };
+        let (Some(first), Some(last)) = (row.row.glyphs.first(), row.row.glyphs.last()) else {
+            continue;
+        };
         let text: String = row.row.glyphs.iter().map(|g| g.chr).collect();
         if text.trim().is_empty() {
             continue;
@@ -299,7 +405,14 @@ pub fn shapes_to_svg(shapes: &[ClippedShape], area: Rect, bg: Color32) -> String
         if !c.is_positive() {
             continue;
         }
-        let _ = writeln!(body, "<clipPath id=\"c{i}\"><rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\"/></clipPath><g clip-path=\"url(#c{i})\">", c.min.x, c.min.y, c.width(), c.height());
+        let _ = writeln!(
+            body,
+            "<clipPath id=\"c{i}\"><rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\"/></clipPath><g clip-path=\"url(#c{i})\">",
+            c.min.x,
+            c.min.y,
+            c.width(),
+            c.height()
+        );
         shape_to_svg(&mut body, &cs.shape);
         body.push_str("</g>\n");
     }
@@ -321,7 +434,11 @@ pub fn shapes_to_svg(shapes: &[ClippedShape], area: Rect, bg: Color32) -> String
 ///
 /// # Errors
 /// The scene's errors.
-pub fn scene_svg(scene: &'static Scene, values: ParamValues, opts: &FigureOptions) -> Result<String, ExportError> {
+pub fn scene_svg(
+    scene: &'static Scene,
+    values: ParamValues,
+    opts: &FigureOptions,
+) -> Result<String, ExportError> {
     let (shapes, area, bg) = draw(scene, values, opts)?;
     Ok(shapes_to_svg(&shapes, area, bg))
 }
@@ -334,19 +451,38 @@ pub fn scene_svg(scene: &'static Scene, values: ParamValues, opts: &FigureOption
 pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
     let mut opt = resvg::usvg::Options::default();
     let db = opt.fontdb_mut();
-    db.load_font_data(egui::epaint::text::FontDefinitions::default().font_data.get("Ubuntu-Light").map(|d| (*d.font).as_ref().to_vec()).unwrap_or_default());
+    db.load_font_data(
+        egui::epaint::text::FontDefinitions::default()
+            .font_data
+            .get("Ubuntu-Light")
+            .map(|d| (*d.font).as_ref().to_vec())
+            .unwrap_or_default(),
+    );
     db.load_font_data(fonts::NOTO_SC_SUBSET.to_vec());
     db.load_font_data(fonts::DEJAVU_SUBSET.to_vec());
     db.set_sans_serif_family("DejaVu Sans");
-    let tree = resvg::usvg::Tree::from_str(svg, &opt).map_err(|e| ExportError::Render(e.to_string()))?;
+    let tree =
+        resvg::usvg::Tree::from_str(svg, &opt).map_err(|e| ExportError::Render(e.to_string()))?;
     let size = tree.size();
-    let (w, h) = ((size.width() * scale).ceil() as u32, (size.height() * scale).ceil() as u32);
+    let (w, h) = (
+        (size.width() * scale).ceil() as u32,
+        (size.height() * scale).ceil() as u32,
+    );
     if w == 0 || h == 0 || w > 16384 || h > 16384 {
-        return Err(ExportError::Render(format!("a {w} × {h} pixel image is outside 1..=16384 per side; lower --scale")));
+        return Err(ExportError::Render(format!(
+            "a {w} × {h} pixel image is outside 1..=16384 per side; lower --scale"
+        )));
     }
-    let mut pixmap = resvg::tiny_skia::Pixmap::new(w, h).ok_or_else(|| ExportError::Render("out of memory for the image".into()))?;
-    resvg::render(&tree, resvg::tiny_skia::Transform::from_scale(scale, scale), &mut pixmap.as_mut());
-    pixmap.encode_png().map_err(|e| ExportError::Render(e.to_string()))
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(w, h)
+        .ok_or_else(|| ExportError::Render("out of memory for the image".into()))?;
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::from_scale(scale, scale),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+        .encode_png()
+        .map_err(|e| ExportError::Render(e.to_string()))
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename.
@@ -354,7 +490,10 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
 /// # Errors
 /// [`ExportError::Write`] naming the path and the reason (missing folder, no permission, …).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
-    let err = |reason: String| ExportError::Write { path: path.to_owned(), reason };
+    let err = |reason: String| ExportError::Write {
+        path: path.to_owned(),
+        reason,
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
@@ -380,13 +519,26 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
 ///
 /// # Errors
 /// A bad extension, the scene's errors, rendering or writing failures.
-pub fn export(scene: &'static Scene, values: ParamValues, out: &Path, scale: f32, opts: &FigureOptions) -> Result<PathBuf, ExportError> {
-    let ext = out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+pub fn export(
+    scene: &'static Scene,
+    values: ParamValues,
+    out: &Path,
+    scale: f32,
+    opts: &FigureOptions,
+) -> Result<PathBuf, ExportError> {
+    let ext = out
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
     let svg = match ext.as_deref() {
         Some("svg") | Some("png") => scene_svg(scene, values, opts)?,
         _ => return Err(ExportError::Format(out.to_owned())),
     };
-    let bytes = if ext.as_deref() == Some("png") { svg_to_png(&svg, scale)? } else { svg.into_bytes() };
+    let bytes = if ext.as_deref() == Some("png") {
+        svg_to_png(&svg, scale)?
+    } else {
+        svg.into_bytes()
+    };
     write_atomically(out, &bytes)?;
     Ok(out.canonicalize().unwrap_or_else(|_| out.to_owned()))
 }

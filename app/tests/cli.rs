@@ -153,28 +153,65 @@ fn export_writes_svg_with_text_and_png_without_a_gpu() {
         .env("VK_ICD_FILENAMES", "/nonexistent")
         .output()
         .expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("banks.svg"), "says where the file went");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("banks.svg"),
+        "says where the file went"
+    );
     let text = std::fs::read_to_string(&svg).expect("svg written");
     // Well-formed XML whose figure text is real text: the caption, the 32-way verdict, bank numbers.
     let doc = roxmltree::Document::parse(&text).expect("valid SVG");
     assert_eq!(doc.root_element().tag_name().name(), "svg");
-    let texts: Vec<String> = doc.descendants().filter(|n| n.has_tag_name("text")).filter_map(|n| n.text().map(str::to_owned)).collect();
-    assert!(texts.iter().any(|t| t.contains("Bank playground")), "caption is text");
-    assert!(texts.iter().any(|t| t.contains("32-way")), "the verdict is text: {texts:?}");
-    assert!(doc.descendants().filter(|n| n.has_tag_name("rect")).count() > 32 * 32, "the bank grid's cells are shapes");
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::to_owned))
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("Bank playground")),
+        "caption is text"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("32-way")),
+        "the verdict is text: {texts:?}"
+    );
+    assert!(
+        doc.descendants().filter(|n| n.has_tag_name("rect")).count() > 32 * 32,
+        "the bank grid's cells are shapes"
+    );
 
     let png = dir.path().join("reduction.png");
     let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .args(["export", "reduction", "--step", "6", "--scale", "1", "--out"])
+        .args([
+            "export",
+            "reduction",
+            "--step",
+            "6",
+            "--scale",
+            "1",
+            "--out",
+        ])
         .arg(&png)
         .env("VK_ICD_FILENAMES", "/nonexistent")
         .env("WGPU_BACKEND", "vulkan")
         .output()
         .expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let img = image::open(&png).expect("a PNG");
-    assert!(img.width() >= 1000 && img.height() > 300, "{}×{}", img.width(), img.height());
+    assert!(
+        img.width() >= 1000 && img.height() > 300,
+        "{}×{}",
+        img.width(),
+        img.height()
+    );
 }
 
 #[test]
@@ -190,7 +227,11 @@ fn export_errors_are_clear_and_write_nothing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains(".svg or .png"));
     let out = warpscope(&["export", "banks", "--set", "rows=9999", "--out", "x.svg"]);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing half-written");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing half-written"
+    );
 }
 
 #[test]
@@ -199,10 +240,23 @@ fn run_verifies_a_kernel_on_the_adapter_or_says_there_is_none() {
     assert!(out.status.success());
     let names = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(names.lines().any(|l| l == "softmax-bw"), "{names}");
-    let out = warpscope(&["run", "softmax-bw", "--set", "rows=64", "--set", "len=64", "--set", "runs=2", "--json"]);
+    let out = warpscope(&[
+        "run",
+        "softmax-bw",
+        "--set",
+        "rows=64",
+        "--set",
+        "len=64",
+        "--set",
+        "runs=2",
+        "--json",
+    ]);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     if out.status.code() == Some(1) && err.contains("no GPU adapter") {
-        assert!(!warpscope_kernels::adapter_required(), "CI must provide an adapter: {err}");
+        assert!(
+            !warpscope_kernels::adapter_required(),
+            "CI must provide an adapter: {err}"
+        );
         eprintln!("skipped: no adapter ({err})");
         return;
     }

@@ -213,6 +213,8 @@ fn snapshot_trainer_workspace() {
 #[test]
 fn snapshot_trainer_fp16() {
     snapshot_scene("trainer-fp16", 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Lab D: memory.
 

@@ -429,8 +429,11 @@ fn export_view(state: &SceneState, ext: &str) -> String {
     if let Err(e) = std::fs::create_dir_all(FIGURE_FOLDER) {
         return format!("Could not create the folder {FIGURE_FOLDER}: {e}");
     }
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let path = std::path::Path::new(FIGURE_FOLDER).join(format!("{}-{stamp}.{ext}", state.scene.id));
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let path =
+        std::path::Path::new(FIGURE_FOLDER).join(format!("{}-{stamp}.{ext}", state.scene.id));
     let opts = crate::export::FigureOptions {
         step: Some(state.stepper.pos),
         ..Default::default()

@@ -184,7 +184,8 @@ fn figure_mode_id() -> egui::Id {
 
 /// Whether views draw for a figure (no interactive controls).
 pub fn figure_mode(ctx: &egui::Context) -> bool {
-    ctx.data(|d| d.get_temp::<bool>(figure_mode_id())).unwrap_or(false)
+    ctx.data(|d| d.get_temp::<bool>(figure_mode_id()))
+        .unwrap_or(false)
 }
 
 /// Turns figure mode on or off for `ctx`.

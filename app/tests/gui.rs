@@ -380,3 +380,13 @@ fn memory_snapshot_real_file_snapshot() {
     );
     h.snapshot("memory-snapshot-cs336");
 }
+
+#[test]
+fn snapshot_step_ledger() {
+    snapshot_scene("step-ledger", 0);
+}
+
+#[test]
+fn snapshot_exercises() {
+    snapshot_scene("exercises", 0);
+}

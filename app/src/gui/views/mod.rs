@@ -7,6 +7,7 @@ pub mod layernorm;
 pub mod memory;
 pub mod reduction;
 pub mod softmax;
+pub mod step;
 pub mod trace;
 pub mod trainer;
 pub mod widgets;
@@ -51,6 +52,10 @@ pub enum Computed {
     MemoryAllocator(Box<memory::AllocatorRun>),
     /// `memory-snapshot`.
     MemorySnapshot(Box<warpscope_core::memory::snapshot::SnapshotOutput>),
+    /// `step-ledger`.
+    StepLedger(Box<warpscope_core::step::ledger::StepOutput>),
+    /// `exercises` (drawn from its JSON: each exercise's answer has its own type).
+    Exercises(serde_json::Value),
     /// Any other scene: its JSON result.
     Json(serde_json::Value),
 }
@@ -186,6 +191,13 @@ pub fn compute(scene: &'static Scene, values: ParamValues) -> Result<Computed, E
                 sim,
             }))
         }
+        "step-ledger" => {
+            use warpscope_core::step::ledger;
+            Computed::StepLedger(Box::new(ledger::run(&ledger::StepParams::from_values(
+                &values,
+            )?)?))
+        }
+        "exercises" => Computed::Exercises(scene.report(values)?.result),
         "memory-snapshot" => {
             Computed::MemorySnapshot(Box::new(warpscope_core::memory::snapshot::run(&values)?))
         }
@@ -211,6 +223,8 @@ pub fn show(ui: &mut egui::Ui, computed: &Computed, state: &mut SceneState) {
         Computed::MemoryPlan(o) => memory::show_plan(ui, o),
         Computed::MemoryAllocator(r) => memory::show_allocator(ui, r, state),
         Computed::MemorySnapshot(o) => memory::show_snapshot(ui, o),
+        Computed::StepLedger(o) => step::show_ledger(ui, o),
+        Computed::Exercises(v) => step::show_exercises(ui, v),
         Computed::Json(v) => generic::show(ui, v),
     }
 }

@@ -157,6 +157,13 @@ const PARAMS: &[ParamSpec] = &[
         20,
     ),
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
+    ParamSpec::choice(
+        "loss",
+        "loss (l1: gradient ±1, so each Adam step is ≈ ±lr as §4.3 assumes; l2: gradient γ − target)",
+        "损失（l1：梯度 ±1，Adam 每步约 ±lr；l2：梯度 γ − 目标）",
+        &["l1", "l2"],
+        "l1",
+    ),
 ];
 
 /// Most element-steps (`count × steps`) one experiment may take; the scene runs it at up to
@@ -191,6 +198,39 @@ pub struct Fp16Params {
     pub trajectory_steps: u32,
     /// Seed of the targets.
     pub seed: u64,
+    /// The loss whose gradient drives γ.
+    pub loss: Loss,
+}
+
+/// The loss of the γ experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Loss {
+    /// |γ − target|: gradient sign(γ − target), so Adam's update stays ≈ ±lr until γ crosses
+    /// its target (lecture §4.3: "Adam 每步的更新量约为 ±lr").
+    L1,
+    /// ½(γ − target)²: gradient γ − target; Adam's step shrinks as γ nears its target, so the
+    /// FP16 copy can stall short of it once the step falls below half a spacing.
+    L2,
+}
+
+impl Loss {
+    /// The gradient at `gamma` (as the forward pass sees it) for `target`.
+    pub fn gradient(self, gamma: f32, target: f32) -> f32 {
+        let d = gamma - target;
+        match self {
+            Loss::L1 => {
+                if d > 0.0 {
+                    1.0
+                } else if d < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            }
+            Loss::L2 => d,
+        }
+    }
 }
 
 impl Fp16Params {
@@ -253,6 +293,11 @@ impl Fp16Params {
             lr,
             trajectory_steps: (traj as u32).min(steps as u32),
             seed: seed as u64,
+            loss: match v.text("loss")? {
+                "l2" => Loss::L2,
+                "l1" => Loss::L1,
+                other => return Err(Error::invalid("loss", other, "expected l1 or l2")),
+            },
         })
     }
 }
@@ -324,6 +369,7 @@ pub struct SampleTrajectory {
 /// Runs both trainers on every γ at `lr`; records the first `trajectory_steps` steps'
 /// differences and the trajectories of the first `samples` γ.
 pub fn gamma_experiment(
+    loss: Loss,
     targets: &[f32],
     lr: f64,
     steps: u32,
@@ -360,9 +406,9 @@ pub fn gamma_experiment(
             fp32_master: vec![1.0],
         });
         for (k, s) in consts.iter().enumerate() {
-            let g16 = to_f16(p16.to_f32() - target);
+            let g16 = to_f16(loss.gradient(p16.to_f32(), target));
             s.update_f16(&mut p16, g16, &mut m16, &mut v16);
-            let gm = to_f16(to_f16(pm).to_f32() - target);
+            let gm = to_f16(loss.gradient(to_f16(pm).to_f32(), target));
             pm = s.update(pm, gm.to_f32(), &mut mm, &mut vm);
             let seen = to_f16(pm);
             left16 |= p16 != one;
@@ -489,7 +535,8 @@ pub struct Fp16Output {
 /// None for validated parameters (the signature matches the other scenes).
 pub fn run(p: &Fp16Params) -> Result<Fp16Output, Error> {
     let t = targets(p.count, p.seed);
-    let (main, trajectory, samples) = gamma_experiment(&t, p.lr, p.steps, p.trajectory_steps, 4);
+    let (main, trajectory, samples) =
+        gamma_experiment(p.loss, &t, p.lr, p.steps, p.trajectory_steps, 4);
     let mut lrs: Vec<f64> = SWEEP_LRS.to_vec();
     if !lrs.iter().any(|&l| (l - p.lr).abs() <= 1e-12 * l) {
         lrs.push(p.lr);
@@ -501,7 +548,7 @@ pub fn run(p: &Fp16Params) -> Result<Fp16Output, Error> {
             if (lr - p.lr).abs() <= 1e-12 * lr {
                 main.clone()
             } else {
-                gamma_experiment(&t, lr, p.steps, 0, 0).0
+                gamma_experiment(p.loss, &t, lr, p.steps, 0, 0).0
             }
         })
         .collect();
@@ -627,6 +674,7 @@ mod tests {
             lr,
             trajectory_steps: 20,
             seed: 1,
+            loss: Loss::L1,
         }
     }
 
@@ -634,8 +682,11 @@ mod tests {
     fn at_lr_1e4_no_fp16_gamma_moves() {
         // Adam's update is at most ≈ lr = 1e-4 < 2⁻¹² (half the spacing below 1) < 2⁻¹¹.
         let t = targets(2000, 1);
-        let (r, _, _) = gamma_experiment(&t, 1e-4, 1000, 0, 0);
-        assert_eq!(r.moved_fp16, 0);
+        for loss in [Loss::L1, Loss::L2] {
+            let (r, _, _) = gamma_experiment(loss, &t, 1e-4, 1000, 0, 0);
+            assert_eq!(r.moved_fp16, 0, "{loss:?}");
+        }
+        let (r, _, _) = gamma_experiment(Loss::L2, &t, 1e-4, 1000, 0, 0);
         assert_eq!(r.fp16.all, r.initial.all);
         // E|U(−0.05, 0.05)| = 0.025.
         assert!((r.initial.all - 0.025).abs() < 0.002, "{}", r.initial.all);
@@ -649,8 +700,24 @@ mod tests {
     }
 
     #[test]
-    fn at_lr_3e4_below_reached_above_stuck() {
+    fn at_lr_3e4_with_l1_targets_below_1_are_reached() {
+        // With the L1 loss Adam's step stays ≈ lr = 3e-4 > 2⁻¹² (half the spacing below 1), so
+        // an FP16 γ walks down to its target and then hovers within one spacing (2⁻¹¹) of it;
+        // above 1 the step is under half of 2⁻¹⁰ and rounds away.
         let o = run(&params(3e-4)).unwrap();
+        let r = &o.run;
+        assert!(r.fp16.below < 2f64.powi(-11), "{:?}", r.fp16);
+        assert_eq!(r.fp16.above, r.initial.above);
+        assert_eq!(r.moved_fp16, o.targets_below);
+    }
+
+    #[test]
+    fn at_lr_3e4_below_reached_above_stuck() {
+        let o = run(&Fp16Params {
+            loss: Loss::L2,
+            ..params(3e-4)
+        })
+        .unwrap();
         let r = &o.run;
         // Above 1: 3e-4 < 2⁻¹¹ (half of 2⁻¹⁰) → never moves.
         assert_eq!(r.fp16.above, r.initial.above);

@@ -390,3 +390,21 @@ fn snapshot_step_ledger() {
 fn snapshot_exercises() {
     snapshot_scene("exercises", 0);
 }
+
+#[test]
+fn run_on_gpu_beside_the_simulation() {
+    if !adapter_or_skip() {
+        return;
+    }
+    let mut h = harness("softmax-fusion");
+    h.run();
+    h.get_by_label_contains("Real GPU run: kernel softmax-bw")
+        .click();
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.run();
+    h.run();
+    // Both variants verified against core on the adapter, timed, with their ratio.
+    h.get_by_label_contains("matches core within tolerance");
+    h.get_by_label_contains("the time,");
+}

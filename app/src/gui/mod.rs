@@ -3,6 +3,7 @@
 //! last good result stays on screen while a new one is computed or when parameters are invalid.
 
 pub mod fonts;
+pub mod gpu;
 pub mod params;
 pub mod stepper;
 pub mod views;
@@ -116,6 +117,8 @@ pub struct SceneState {
     pub stepper: Stepper,
     /// Per-view choices (which variant, which request, …).
     pub view: views::ViewState,
+    /// The real-GPU run of this scene's kernel, if it has one.
+    pub gpu: gpu::GpuPanel,
     job: Option<Job>,
     dirty: bool,
 }
@@ -130,6 +133,7 @@ impl SceneState {
             error: None,
             stepper: Stepper::default(),
             view: views::ViewState::default(),
+            gpu: gpu::GpuPanel::default(),
             job: None,
             dirty: true,
         }
@@ -365,6 +369,11 @@ impl WarpscopeApp {
             });
             if let Some(msg) = export_message.as_ref() {
                 ui.label(egui::RichText::new(msg).small());
+            }
+            if let Some(kernel) = gpu::kernel_for(state.scene.id) {
+                egui::CollapsingHeader::new(format!("Real GPU run: kernel {kernel}"))
+                    .default_open(state.gpu.last.is_some())
+                    .show(ui, |ui| state.gpu.ui(ui, kernel, synchronous));
             }
             ui.separator();
             if state.error.is_some() && state.computed.is_some() {

@@ -60,7 +60,8 @@ pub enum Command {
         /// Trace event to show, for scenes with a stepper.
         #[arg(long)]
         step: Option<usize>,
-        /// Output file (`.svg` or `.png`), or the folder with --all.
+        /// Output file (`.svg`, `.png`, or `.gif` for an animation of the stepper), or the folder
+        /// with --all.
         #[arg(long)]
         out: std::path::PathBuf,
         /// PNG scale: 1, 2 or 3 pixels per point.
@@ -75,6 +76,12 @@ pub enum Command {
         /// Leave out the caption (title and parameters).
         #[arg(long)]
         no_caption: bool,
+        /// Animation (`.gif`): the events to show, `FROM..TO` or `FROM..` (one frame per event).
+        #[arg(long, value_name = "FROM..TO")]
+        frames: Option<String>,
+        /// Animation (`.gif`): frames per second.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=60))]
+        fps: u16,
         /// With --all: the format of each file.
         #[arg(long, default_value = "png", value_parser = ["png", "svg"])]
         format: String,
@@ -132,6 +139,8 @@ pub fn main() -> ExitCode {
             theme,
             lang,
             no_caption,
+            frames,
+            fps,
             format,
         }) => {
             let opts = crate::export::FigureOptions {
@@ -141,15 +150,30 @@ pub fn main() -> ExitCode {
                 caption: !no_caption,
                 ..Default::default()
             };
-            export(
-                scene.as_deref(),
-                all,
-                &set,
-                &out,
-                f32::from(scale),
-                &opts,
-                &format,
-            )
+            if out
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("gif"))
+            {
+                animate(
+                    scene.as_deref(),
+                    &set,
+                    &out,
+                    f32::from(scale),
+                    &opts,
+                    frames.as_deref(),
+                    fps,
+                )
+            } else {
+                export(
+                    scene.as_deref(),
+                    all,
+                    &set,
+                    &out,
+                    f32::from(scale),
+                    &opts,
+                    &format,
+                )
+            }
         }
         Some(Command::Run {
             kernel,
@@ -333,6 +357,60 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
         }
         Err(e @ (KernelError::InvalidOption { .. } | KernelError::UnknownKernel { .. })) => {
             fail(2, &e.to_string())
+        }
+        Err(e) => fail(1, &e.to_string()),
+    }
+}
+
+fn animate(
+    scene: Option<&str>,
+    set: &[String],
+    out: &std::path::Path,
+    scale: f32,
+    opts: &crate::export::FigureOptions,
+    frames: Option<&str>,
+    fps: u16,
+) -> ExitCode {
+    use crate::export::{ExportError, animation, write_atomically};
+    let Some(id) = scene else {
+        return fail(2, "name the scene to animate (see `warpscope list`)");
+    };
+    let s = match scene::find(id) {
+        Ok(s) => s,
+        Err(e) => return fail(2, &e.to_string()),
+    };
+    let mut values = ParamValues::defaults(s.params);
+    for a in set {
+        if let Err(e) = values.set_assignment(s.params, a) {
+            return fail(2, &e.to_string());
+        }
+    }
+    let (from, to) = match frames.map(|f| f.split_once("..")) {
+        None => (0, None),
+        Some(Some((a, b))) => match (a.trim().parse::<usize>(), b.trim()) {
+            (Ok(a), "") => (a, None),
+            (Ok(a), b) => match b.parse::<usize>() {
+                Ok(b) => (a, Some(b)),
+                Err(_) => return fail(2, "--frames: expected FROM..TO or FROM.., e.g. 0..40"),
+            },
+            _ => return fail(2, "--frames: expected FROM..TO or FROM.., e.g. 0..40"),
+        },
+        Some(None) => return fail(2, "--frames: expected FROM..TO or FROM.., e.g. 0..40"),
+    };
+    let bytes = match animation(s, values, from, to, fps, scale, opts) {
+        Ok(b) => b,
+        Err(e @ ExportError::Scene(_)) => return fail(2, &e.to_string()),
+        Err(e) => return fail(1, &e.to_string()),
+    };
+    match write_atomically(out, &bytes) {
+        Ok(()) => {
+            println!(
+                "wrote {}",
+                out.canonicalize()
+                    .unwrap_or_else(|_| out.to_owned())
+                    .display()
+            );
+            ExitCode::SUCCESS
         }
         Err(e) => fail(1, &e.to_string()),
     }

@@ -82,7 +82,7 @@ pub enum ExportError {
     #[error("could not render the PNG: {0}")]
     Render(String),
     /// The output extension is not one warpscope writes.
-    #[error("unknown figure format for {0}: use .svg or .png")]
+    #[error("unknown figure format for {0}: use .svg, .png or .gif (an animation of the stepper)")]
     Format(PathBuf),
 }
 
@@ -119,16 +119,11 @@ pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usi
     )
 }
 
-/// Draws `scene` (parameters `values`) headless and returns the painted shapes, the area they
-/// cover, and the background colour.
+/// Computes `scene` with `values` for drawing.
 ///
 /// # Errors
 /// The scene's own validation or computation error.
-pub fn draw(
-    scene: &'static Scene,
-    values: ParamValues,
-    opts: &FigureOptions,
-) -> Result<(Vec<ClippedShape>, Rect, Color32), ExportError> {
+pub fn prepare(scene: &'static Scene, values: ParamValues) -> Result<SceneState, ExportError> {
     let mut state = SceneState::new(scene);
     state.values = values.validated(scene.params)?;
     state.compute_now();
@@ -137,17 +132,36 @@ pub fn draw(
             msg.clone(),
         )));
     }
-    let Some(computed) = state.computed.clone() else {
+    if state.computed.is_none() {
         return Err(ExportError::Render("the scene produced no result".into()));
+    }
+    Ok(state)
+}
+
+/// Events in the computed scene's trace (0 for scenes without a stepper).
+pub fn steps(state: &SceneState) -> usize {
+    state
+        .computed
+        .as_ref()
+        .map_or(0, |c| c.timeline_len(&state.view))
+}
+
+/// Draws a prepared scene headless and returns the painted shapes, the area they cover, and the
+/// background colour.
+pub fn draw_state(
+    state: &mut SceneState,
+    opts: &FigureOptions,
+) -> (Vec<ClippedShape>, Rect, Color32) {
+    let Some(computed) = state.computed.clone() else {
+        return (Vec::new(), Rect::NOTHING, Color32::WHITE);
     };
     if let Some(step) = opts.step {
-        let len = computed.timeline_len(&state.view);
-        state.stepper.pos = step.min(len.saturating_sub(1));
+        state.stepper.pos = step.min(steps(state).saturating_sub(1));
     }
     let ctx = egui::Context::default();
     fonts::install(&ctx);
     apply_theme(&ctx, opts.theme);
-    let text = caption(scene, &state.values, opts.lang, opts.step);
+    let text = caption(state.scene, &state.values, opts.lang, opts.step);
     let input = egui::RawInput {
         screen_rect: Some(Rect::from_min_size(
             Pos2::ZERO,
@@ -168,7 +182,7 @@ pub fn draw(
                             ui.add(egui::Label::new(egui::RichText::new(&text).strong()).wrap());
                             ui.separator();
                         }
-                        views::show(ui, &computed, &mut state);
+                        views::show(ui, &computed, state);
                     })
                     .response
                     .rect;
@@ -179,7 +193,92 @@ pub fn draw(
         shapes = output.shapes;
     }
     let bg = ctx.global_style().visuals.panel_fill;
-    Ok((shapes, used.expand(8.0), bg))
+    (shapes, used.expand(8.0), bg)
+}
+
+/// Draws `scene` (parameters `values`) headless: [`prepare`] then [`draw_state`].
+///
+/// # Errors
+/// The scene's own validation or computation error.
+pub fn draw(
+    scene: &'static Scene,
+    values: ParamValues,
+    opts: &FigureOptions,
+) -> Result<(Vec<ClippedShape>, Rect, Color32), ExportError> {
+    let mut state = prepare(scene, values)?;
+    Ok(draw_state(&mut state, opts))
+}
+
+/// Most frames an animation may have.
+pub const MAX_FRAMES: usize = 600;
+
+/// An animated GIF of `scene` stepping through events `from..=to` (one frame per event) at
+/// `fps` frames per second, PNG-rasterised at `scale`. Frames are padded to the largest size.
+///
+/// # Errors
+/// A scene without a stepper, an empty or too long range, rendering errors.
+pub fn animation(
+    scene: &'static Scene,
+    values: ParamValues,
+    from: usize,
+    to: Option<usize>,
+    fps: u16,
+    scale: f32,
+    opts: &FigureOptions,
+) -> Result<Vec<u8>, ExportError> {
+    let mut state = prepare(scene, values)?;
+    let n = steps(&state);
+    if n == 0 {
+        return Err(ExportError::Scene(warpscope_core::Error::invalid(
+            "out",
+            "gif",
+            format!(
+                "scene `{}` has no trace to step through; export a PNG or SVG instead",
+                scene.id
+            ),
+        )));
+    }
+    let to = to.unwrap_or(n - 1).min(n - 1);
+    if from > to || to - from + 1 > MAX_FRAMES {
+        return Err(ExportError::Scene(warpscope_core::Error::invalid(
+            "frames",
+            format!("{from}..{to}"),
+            format!(
+                "expected a range inside 0..{} of at most {MAX_FRAMES} events",
+                n - 1
+            ),
+        )));
+    }
+    let mut images = Vec::with_capacity(to - from + 1);
+    for step in from..=to {
+        let o = FigureOptions {
+            step: Some(step),
+            ..*opts
+        };
+        let (shapes, area, bg) = draw_state(&mut state, &o);
+        let png = svg_to_png(&shapes_to_svg(&shapes, area, bg), scale)?;
+        let img = image::load_from_memory(&png)
+            .map_err(|e| ExportError::Render(e.to_string()))?
+            .to_rgba8();
+        images.push(img);
+    }
+    let (w, h) = images
+        .iter()
+        .fold((0, 0), |(w, h), i| (w.max(i.width()), h.max(i.height())));
+    let delay = image::Delay::from_numer_denom_ms(1000, u32::from(fps.max(1)));
+    let mut out = Vec::new();
+    {
+        let mut enc = image::codecs::gif::GifEncoder::new_with_speed(&mut out, 10);
+        enc.set_repeat(image::codecs::gif::Repeat::Infinite)
+            .map_err(|e| ExportError::Render(e.to_string()))?;
+        for img in images {
+            let mut canvas = image::RgbaImage::from_pixel(w, h, *img.get_pixel(0, 0));
+            image::imageops::overlay(&mut canvas, &img, 0, 0);
+            enc.encode_frame(image::Frame::from_parts(canvas, 0, 0, delay))
+                .map_err(|e| ExportError::Render(e.to_string()))?;
+        }
+    }
+    Ok(out)
 }
 
 fn colour(c: Color32) -> Option<String> {

@@ -224,7 +224,7 @@ fn export_errors_are_clear_and_write_nothing() {
     let pdf = dir.path().join("x.pdf");
     let out = warpscope(&["export", "banks", "--out", pdf.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains(".svg or .png"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(".svg, .png or .gif"));
     let out = warpscope(&["export", "banks", "--set", "rows=9999", "--out", "x.svg"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
@@ -267,4 +267,45 @@ fn run_verifies_a_kernel_on_the_adapter_or_says_there_is_none() {
     assert_eq!(out.status.code(), Some(2));
     let out = warpscope(&["run", "no-such-kernel"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn export_gif_has_one_frame_per_step() {
+    use image::AnimationDecoder;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let gif = dir.path().join("reduction.gif");
+    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args([
+            "export",
+            "reduction",
+            "--set",
+            "threads=64",
+            "--frames",
+            "0..5",
+            "--scale",
+            "1",
+            "--out",
+        ])
+        .arg(&gif)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = std::io::BufReader::new(std::fs::File::open(&gif).expect("gif written"));
+    let frames = image::codecs::gif::GifDecoder::new(file)
+        .expect("a GIF")
+        .into_frames()
+        .collect_frames()
+        .expect("frames");
+    assert_eq!(frames.len(), 6, "events 0..=5");
+    let out = warpscope(&[
+        "export",
+        "banks",
+        "--out",
+        dir.path().join("b.gif").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "banks has no stepper");
 }

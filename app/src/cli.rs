@@ -26,6 +26,9 @@ pub enum Command {
         /// Scene to open first (an id from `warpscope list`).
         #[arg(long)]
         scene: Option<String>,
+        /// Open a saved session file (scene, parameters, step).
+        #[arg(long, value_name = "FILE")]
+        preset: Option<std::path::PathBuf>,
     },
     /// Print every scene id, one per line.
     List {
@@ -38,8 +41,11 @@ pub enum Command {
     },
     /// Compute one scene and print its result.
     Report {
-        /// The scene id (see `warpscope list`).
-        scene: String,
+        /// The scene id (see `warpscope list`); optional with --preset.
+        scene: Option<String>,
+        /// Start from a saved session file (scene, parameters, step); --set still applies.
+        #[arg(long, value_name = "FILE")]
+        preset: Option<std::path::PathBuf>,
         /// Set a parameter, e.g. `--set threads=256` (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -49,8 +55,11 @@ pub enum Command {
     },
     /// Write a scene's figure as SVG or PNG (no display or GPU needed).
     Export {
-        /// The scene id; omit with --all.
+        /// The scene id; omit with --all or --preset.
         scene: Option<String>,
+        /// Start from a saved session file (scene, parameters, step); --set and --step still apply.
+        #[arg(long, value_name = "FILE")]
+        preset: Option<std::path::PathBuf>,
         /// Export every scene at its lecture preset into the folder --out.
         #[arg(long)]
         all: bool,
@@ -109,10 +118,21 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        None => crate::gui::run(None),
-        Some(Command::Gui { scene }) => crate::gui::run(scene),
+        None => crate::gui::run(None, None),
+        Some(Command::Gui { scene, preset }) => match preset
+            .map(|p| warpscope_core::session::Session::read(&p))
+            .transpose()
+        {
+            Ok(session) => crate::gui::run(scene, session),
+            Err(e) => fail(2, &e.to_string()),
+        },
         Some(Command::List { long, json }) => list(long, json),
-        Some(Command::Report { scene, set, json }) => match report(&scene, &set) {
+        Some(Command::Report {
+            scene,
+            preset,
+            set,
+            json,
+        }) => match report_from(scene.as_deref(), preset.as_deref(), &set) {
             Ok(r) => {
                 let text = if json {
                     serde_json::to_string(&r)
@@ -131,6 +151,7 @@ pub fn main() -> ExitCode {
         },
         Some(Command::Export {
             scene,
+            preset,
             all,
             set,
             step,
@@ -156,6 +177,7 @@ pub fn main() -> ExitCode {
             {
                 animate(
                     scene.as_deref(),
+                    preset.as_deref(),
                     &set,
                     &out,
                     f32::from(scale),
@@ -166,6 +188,7 @@ pub fn main() -> ExitCode {
             } else {
                 export(
                     scene.as_deref(),
+                    preset.as_deref(),
                     all,
                     &set,
                     &out,
@@ -197,6 +220,66 @@ pub fn main() -> ExitCode {
 fn fail(code: u8, message: &str) -> ExitCode {
     eprintln!("warpscope: {message}");
     ExitCode::from(code)
+}
+
+/// The scene, its parameter values and stepper event from a scene id and/or a `--preset` session
+/// file, then the `--set` assignments on top.
+///
+/// # Errors
+/// [`Error::InvalidParam`] (no scene named, a preset for another scene, a bad `--set`),
+/// [`Error::UnknownScene`], or the session file's errors.
+pub fn resolve(
+    scene_id: Option<&str>,
+    preset: Option<&std::path::Path>,
+    set: &[String],
+) -> Result<(&'static scene::Scene, ParamValues, Option<usize>), Error> {
+    let (s, mut values, step) = match preset {
+        Some(path) => {
+            let session = warpscope_core::session::Session::read(path)?;
+            if let Some(id) = scene_id
+                && id != session.scene
+            {
+                return Err(Error::invalid(
+                    "scene",
+                    id,
+                    format!(
+                        "the preset {} is for scene `{}`",
+                        path.display(),
+                        session.scene
+                    ),
+                ));
+            }
+            (scene::find(&session.scene)?, session.params, session.step)
+        }
+        None => {
+            let id = scene_id.ok_or_else(|| {
+                Error::invalid(
+                    "scene",
+                    "",
+                    "name a scene (see `warpscope list`) or pass --preset FILE",
+                )
+            })?;
+            let s = scene::find(id)?;
+            (s, ParamValues::defaults(s.params), None)
+        }
+    };
+    for a in set {
+        values.set_assignment(s.params, a)?;
+    }
+    Ok((s, values, step))
+}
+
+/// [`resolve`] then compute.
+///
+/// # Errors
+/// As [`resolve`], and the scene's own errors.
+pub fn report_from(
+    scene_id: Option<&str>,
+    preset: Option<&std::path::Path>,
+    set: &[String],
+) -> Result<scene::Report, Error> {
+    let (s, values, _) = resolve(scene_id, preset, set)?;
+    s.report(values)
 }
 
 /// Parses `--set` assignments for `scene_id` and computes the scene.
@@ -247,6 +330,7 @@ fn list(long: bool, json: bool) -> ExitCode {
 
 fn export(
     scene: Option<&str>,
+    preset: Option<&std::path::Path>,
     all: bool,
     set: &[String],
     out: &std::path::Path,
@@ -260,7 +344,7 @@ fn export(
         _ => 1,
     };
     if all {
-        if scene.is_some() || !set.is_empty() {
+        if scene.is_some() || preset.is_some() || !set.is_empty() {
             return fail(
                 2,
                 "--all exports every scene at its lecture preset: give no scene and no --set",
@@ -289,20 +373,15 @@ fn export(
             ExitCode::from(1)
         };
     }
-    let Some(id) = scene else {
-        return fail(2, "name a scene (see `warpscope list`) or pass --all");
-    };
-    let s = match scene::find(id) {
-        Ok(s) => s,
+    let (s, values, step) = match resolve(scene, preset, set) {
+        Ok(r) => r,
         Err(e) => return fail(2, &e.to_string()),
     };
-    let mut values = ParamValues::defaults(s.params);
-    for a in set {
-        if let Err(e) = values.set_assignment(s.params, a) {
-            return fail(2, &e.to_string());
-        }
-    }
-    match write_figure(s, values, out, scale, opts) {
+    let opts = crate::export::FigureOptions {
+        step: opts.step.or(step),
+        ..*opts
+    };
+    match write_figure(s, values, out, scale, &opts) {
         Ok(p) => {
             println!("wrote {}", p.display());
             ExitCode::SUCCESS
@@ -364,6 +443,7 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
 
 fn animate(
     scene: Option<&str>,
+    preset: Option<&std::path::Path>,
     set: &[String],
     out: &std::path::Path,
     scale: f32,
@@ -372,19 +452,10 @@ fn animate(
     fps: u16,
 ) -> ExitCode {
     use crate::export::{ExportError, animation, write_atomically};
-    let Some(id) = scene else {
-        return fail(2, "name the scene to animate (see `warpscope list`)");
-    };
-    let s = match scene::find(id) {
-        Ok(s) => s,
+    let (s, values, _) = match resolve(scene, preset, set) {
+        Ok(r) => r,
         Err(e) => return fail(2, &e.to_string()),
     };
-    let mut values = ParamValues::defaults(s.params);
-    for a in set {
-        if let Err(e) = values.set_assignment(s.params, a) {
-            return fail(2, &e.to_string());
-        }
-    }
     let (from, to) = match frames.map(|f| f.split_once("..")) {
         None => (0, None),
         Some(Some((a, b))) => match (a.trim().parse::<usize>(), b.trim()) {

@@ -309,3 +309,37 @@ fn export_gif_has_one_frame_per_step() {
     ]);
     assert_eq!(out.status.code(), Some(2), "banks has no stepper");
 }
+
+#[test]
+fn presets_reproduce_a_scene_and_bad_ones_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let preset = dir.path().join("banks.json");
+    std::fs::write(
+        &preset,
+        r#"{"scene": "banks", "params": {"pad": 1}, "step": 0}"#,
+    )
+    .unwrap();
+    let p = preset.to_str().unwrap();
+    let v = report(&["--preset", p]);
+    assert_eq!(v["scene"], "banks");
+    assert_eq!(v["result"]["conflict_degree"], 1, "pad=1 from the preset");
+    let v = report(&["--preset", p, "--set", "pad=0"]);
+    assert_eq!(
+        v["result"]["conflict_degree"], 32,
+        "--set applies on top of the preset"
+    );
+    let out = warpscope(&["report", "reduction", "--preset", p]);
+    assert_eq!(out.status.code(), Some(2), "a preset for another scene");
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, [0xffu8, 0, 1, 2, 3]).unwrap();
+    let out = warpscope(&["report", "--preset", junk.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a warpscope session"));
+    let svg = dir.path().join("b.svg");
+    let out = warpscope(&["export", "--preset", p, "--out", svg.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

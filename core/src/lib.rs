@@ -25,6 +25,7 @@ pub mod memory;
 pub mod params;
 pub mod reduction;
 pub mod scene;
+pub mod session;
 pub mod simt;
 pub mod softmax;
 pub mod step;

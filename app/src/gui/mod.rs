@@ -241,6 +241,19 @@ impl WarpscopeApp {
         }
     }
 
+    /// Shows a saved session: its scene, parameters and stepper event.
+    pub fn open_session(&mut self, session: warpscope_core::session::Session) {
+        let Ok(sc) = scene::find(&session.scene) else {
+            return;
+        };
+        self.selected = sc.id;
+        if let Some(st) = self.state(sc.id) {
+            st.values = session.params;
+            st.stepper.pos = session.step.unwrap_or(0);
+            st.dirty = true;
+        }
+    }
+
     /// Looks for a GPU adapter on a background thread; the banner shows the outcome.
     pub fn probe_adapter(&mut self) {
         let (tx, rx) = mpsc::channel();
@@ -360,6 +373,9 @@ impl WarpscopeApp {
             ui.horizontal(|ui| {
                 ui.heading(format!("{} {}", state.scene.section, state.scene.title));
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    if ui.button("Save session").on_hover_text("Save this scene, its parameters and step to ./warpscope-sessions (reopen with --preset FILE)").clicked() {
+                        export_message = Some(save_session(state));
+                    }
                     for (label, ext) in [("Export PNG", "png"), ("Export SVG", "svg")] {
                         if ui.button(label).on_hover_text("Write this view as a slide figure into ./warpscope-figures").clicked() {
                             export_message = Some(export_view(state, ext));
@@ -430,6 +446,34 @@ impl WarpscopeApp {
     }
 }
 
+/// The folder the window's "Save session" button writes into.
+pub const SESSION_FOLDER: &str = "warpscope-sessions";
+
+/// Saves the scene as shown and says where the file went.
+fn save_session(state: &SceneState) -> String {
+    if let Err(e) = std::fs::create_dir_all(SESSION_FOLDER) {
+        return format!("Could not create the folder {SESSION_FOLDER}: {e}");
+    }
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let path =
+        std::path::Path::new(SESSION_FOLDER).join(format!("{}-{stamp}.json", state.scene.id));
+    let session = warpscope_core::session::Session {
+        scene: state.scene.id.to_owned(),
+        params: state.values.clone(),
+        step: Some(state.stepper.pos),
+    };
+    match crate::export::write_atomically(&path, session.to_json().as_bytes()) {
+        Ok(()) => format!(
+            "Saved {} — reopen with `warpscope gui --preset {}`",
+            path.display(),
+            path.display()
+        ),
+        Err(e) => format!("Saving failed: {e}"),
+    }
+}
+
 /// The folder the window's export buttons write into.
 pub const FIGURE_FOLDER: &str = "warpscope-figures";
 
@@ -459,8 +503,9 @@ impl eframe::App for WarpscopeApp {
     }
 }
 
-/// Opens the window; without a display, explains how to work headless instead.
-pub fn run(scene: Option<String>) -> ExitCode {
+/// Opens the window (at `scene`, or at a saved `session`); without a display, explains how to
+/// work headless instead.
+pub fn run(scene: Option<String>, session: Option<warpscope_core::session::Session>) -> ExitCode {
     let has_display =
         std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
     if !has_display && cfg!(target_os = "linux") {
@@ -483,6 +528,9 @@ pub fn run(scene: Option<String>) -> ExitCode {
         options,
         Box::new(move |_cc| {
             let mut app = WarpscopeApp::new(scene.as_deref());
+            if let Some(s) = session {
+                app.open_session(s);
+            }
             app.probe_adapter();
             Ok(Box::new(app))
         }),

@@ -1,0 +1,129 @@
+//! Sessions (presets): a scene, its parameters and the stepper's position as a small JSON file,
+//! so a figure can be reproduced exactly later (`warpscope … --preset FILE`).
+//!
+//! ```json
+//! {"scene": "reduction", "params": {"threads": 256, "values": 2}, "step": 12}
+//! ```
+//!
+//! Reading is defensive: the file is bounded in size, must be UTF-8 JSON of this shape, names a
+//! known scene, and every parameter is checked against the scene's specs (missing ones take the
+//! lecture defaults).
+
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+use crate::params::ParamValues;
+use crate::scene;
+
+/// Largest session file read (bytes): sessions are a few hundred bytes.
+pub const MAX_SESSION_BYTES: usize = 64 * 1024;
+
+/// A saved scene state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    /// The scene id.
+    pub scene: String,
+    /// Parameter values (validated against the scene when read).
+    #[serde(default)]
+    pub params: ParamValues,
+    /// The stepper's event, for scenes with a trace.
+    #[serde(default)]
+    pub step: Option<usize>,
+}
+
+impl Session {
+    /// Parses and validates a session from file bytes.
+    ///
+    /// # Errors
+    /// [`Error::BadInput`] for an oversized, non-UTF-8 or malformed file; [`Error::UnknownScene`];
+    /// [`Error::InvalidParam`] for a parameter out of range.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        if bytes.len() > MAX_SESSION_BYTES {
+            return Err(Error::BadInput(format!(
+                "a session file is at most {MAX_SESSION_BYTES} bytes; this one has {}",
+                bytes.len()
+            )));
+        }
+        let mut s: Session = serde_json::from_slice(bytes).map_err(|e| {
+            Error::BadInput(format!(
+                "not a warpscope session ({e}); expected {{\"scene\": \"…\", \"params\": {{…}}, \"step\": N}}"
+            ))
+        })?;
+        let sc = scene::find(&s.scene)?;
+        s.params = s.params.validated(sc.params)?;
+        Ok(s)
+    }
+
+    /// Reads and validates a session file.
+    ///
+    /// # Errors
+    /// [`Error::BadInput`] when the file cannot be read, plus [`Session::from_bytes`]'s errors.
+    pub fn read(path: &std::path::Path) -> Result<Self, Error> {
+        let meta = std::fs::metadata(path)
+            .map_err(|e| Error::BadInput(format!("cannot read {}: {e}", path.display())))?;
+        if meta.len() > MAX_SESSION_BYTES as u64 {
+            return Err(Error::BadInput(format!(
+                "{} has {} bytes; a session file is at most {MAX_SESSION_BYTES}",
+                path.display(),
+                meta.len()
+            )));
+        }
+        let bytes = std::fs::read(path)
+            .map_err(|e| Error::BadInput(format!("cannot read {}: {e}", path.display())))?;
+        Self::from_bytes(&bytes)
+    }
+
+    /// The session as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_defaults() {
+        let s =
+            Session::from_bytes(br#"{"scene": "banks", "params": {"pad": 1}, "step": 3}"#).unwrap();
+        assert_eq!(s.params.int("pad").unwrap(), 1);
+        assert_eq!(
+            s.params.int("rows").unwrap(),
+            32,
+            "missing parameters take the lecture default"
+        );
+        assert_eq!(Session::from_bytes(s.to_json().as_bytes()).unwrap(), s);
+    }
+
+    #[test]
+    fn hostile_or_wrong_files_are_clear_errors() {
+        let e = Session::from_bytes(br#"{"scene": "banks", "params": {"pad": 99}}"#).unwrap_err();
+        assert!(e.to_string().contains("pad"), "{e}");
+        assert!(matches!(
+            Session::from_bytes(br#"{"scene": "nope"}"#),
+            Err(Error::UnknownScene(_))
+        ));
+        assert!(matches!(
+            Session::from_bytes(b"\xff\xfe random bytes \x00\x01"),
+            Err(Error::BadInput(_))
+        ));
+        assert!(matches!(
+            Session::from_bytes(br#"{"scene": "banks", "extra": 1}"#),
+            Err(Error::BadInput(_))
+        ));
+        let big = vec![b' '; MAX_SESSION_BYTES + 1];
+        assert!(
+            Session::from_bytes(&big)
+                .unwrap_err()
+                .to_string()
+                .contains("at most")
+        );
+        let deep = "[".repeat(10_000);
+        assert!(matches!(
+            Session::from_bytes(deep.as_bytes()),
+            Err(Error::BadInput(_))
+        ));
+    }
+}

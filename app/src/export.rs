@@ -86,7 +86,10 @@ pub enum ExportError {
     Format(PathBuf),
 }
 
-fn apply_theme(ctx: &egui::Context, theme: Theme) {
+/// Applies `theme` to `ctx` (the window's and the figures' colours and text sizes).
+pub fn apply_theme(ctx: &egui::Context, theme: Theme) {
+    // Start from egui's defaults so switching themes never compounds the text scaling.
+    ctx.global_style_mut(|s| *s = egui::Style::default());
     match theme {
         Theme::Dark => ctx.set_visuals(egui::Visuals::dark()),
         Theme::Light => ctx.set_visuals(egui::Visuals::light()),

@@ -78,7 +78,7 @@ fn navigator_lists_unbuilt_scenes_honestly() {
     h.run();
     h.get_by_label_contains("worst conflict degree");
     h.get_by_label_contains("32-way");
-    for id in warpscope::gui::CHAPTERS.iter().flat_map(|c| c.2.iter()) {
+    for id in warpscope::gui::CHAPTERS.iter().flat_map(|c| c.3.iter()) {
         if warpscope_core::scene::find(id).is_err() {
             h.get_by_label(&format!("{id} (not built yet)"));
         }
@@ -407,4 +407,24 @@ fn run_on_gpu_beside_the_simulation() {
     // Both variants verified against core on the adapter, timed, with their ratio.
     h.get_by_label_contains("matches core within tolerance");
     h.get_by_label_contains("the time,");
+}
+
+#[test]
+fn language_and_theme_switch_at_runtime() {
+    let mut h = harness("banks");
+    h.run();
+    h.get_by_role_and_label(Role::ComboBox, "Language").click();
+    h.run();
+    h.get_by_label("中文").click();
+    h.run();
+    // Titles and parameter labels now in Chinese (SCENES.md: the lecture is bilingual).
+    h.get_by_label_contains("bank 实验场");
+    h.get_by_role_and_label(Role::Slider, "行数");
+    h.get_by_label_contains("LayerNorm 反向");
+    h.get_by_role_and_label(Role::ComboBox, "主题").click();
+    h.run();
+    h.get_by_label("Slides").click();
+    h.run();
+    assert_eq!(h.state().theme, warpscope::export::Theme::Slides);
+    assert!(!h.ctx.global_style().visuals.dark_mode, "slides are light");
 }

@@ -23,11 +23,17 @@ use self::views::Computed;
 
 /// The lecture's chapters as the navigator shows them, with the scenes each will hold
 /// (SCENES.md). Ids not in the registry yet are listed as "not built yet".
-pub const CHAPTERS: &[(&str, &str, &[&str])] = &[
-    ("Foundations", "warp-level model", &["reduction", "banks"]),
+pub const CHAPTERS: &[(&str, &str, &str, &[&str])] = &[
+    (
+        "Foundations",
+        "warp-level model",
+        "线程束模型",
+        &["reduction", "banks"],
+    ),
     (
         "§2",
         "LayerNorm backward",
+        "LayerNorm 反向",
         &[
             "layernorm-formulas",
             "layernorm-syncs",
@@ -39,6 +45,7 @@ pub const CHAPTERS: &[(&str, &str, &[&str])] = &[
     (
         "§3",
         "Softmax backward",
+        "softmax 反向",
         &[
             "softmax-formula",
             "softmax-warp",
@@ -49,11 +56,13 @@ pub const CHAPTERS: &[(&str, &str, &[&str])] = &[
     (
         "§4",
         "Mixed-precision trainer",
+        "混合精度训练器",
         &["trainer-census", "trainer-workspace", "trainer-fp16"],
     ),
     (
         "§5",
         "Memory",
+        "显存管理",
         &[
             "memory-lifetimes",
             "memory-plan",
@@ -61,8 +70,8 @@ pub const CHAPTERS: &[(&str, &str, &[&str])] = &[
             "memory-snapshot",
         ],
     ),
-    ("§6", "The whole step", &["step-ledger"]),
-    ("§9", "Exercises", &["exercises"]),
+    ("§6", "The whole step", "一整步训练", &["step-ledger"]),
+    ("§9", "Exercises", "练习", &["exercises"]),
 ];
 
 /// Whether real GPU runs are possible, as the banner says.
@@ -220,6 +229,11 @@ pub struct WarpscopeApp {
     adapter_rx: Option<mpsc::Receiver<AdapterStatus>>,
     /// Compute on the UI thread (tests and headless rendering want the result in the same frame).
     pub synchronous: bool,
+    /// Titles and parameter labels in Chinese.
+    pub zh: bool,
+    /// The window's colours and text size.
+    pub theme: crate::export::Theme,
+    applied_theme: Option<crate::export::Theme>,
     fonts_installed: bool,
     export_message: Option<String>,
 }
@@ -236,6 +250,9 @@ impl WarpscopeApp {
             adapter: AdapterStatus::NotProbed,
             adapter_rx: None,
             synchronous: false,
+            zh: false,
+            theme: crate::export::Theme::Dark,
+            applied_theme: None,
             fonts_installed: false,
             export_message: None,
         }
@@ -298,7 +315,36 @@ impl WarpscopeApp {
         egui::Panel::top("banner").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("warpscope");
-                ui.label("· LightSeq2 training kernels, warp by warp");
+                ui.label(if self.zh {
+                    "· LightSeq2 训练内核，逐个线程束"
+                } else {
+                    "· LightSeq2 training kernels, warp by warp"
+                });
+                let lang_label = ui.label(if self.zh { "语言" } else { "Language" }).id;
+                egui::ComboBox::from_id_salt("language")
+                    .selected_text(if self.zh { "中文" } else { "English" })
+                    .show_ui(ui, |ui| {
+                        ui.selectable_value(&mut self.zh, false, "English");
+                        ui.selectable_value(&mut self.zh, true, "中文");
+                    })
+                    .response
+                    .labelled_by(lang_label)
+                    .on_hover_text("Language of titles and parameter labels");
+                let theme_label = ui.label(if self.zh { "主题" } else { "Theme" }).id;
+                egui::ComboBox::from_id_salt("theme")
+                    .selected_text(format!("{:?}", self.theme))
+                    .show_ui(ui, |ui| {
+                        for t in [
+                            crate::export::Theme::Dark,
+                            crate::export::Theme::Light,
+                            crate::export::Theme::Slides,
+                        ] {
+                            ui.selectable_value(&mut self.theme, t, format!("{t:?}"));
+                        }
+                    })
+                    .response
+                    .labelled_by(theme_label)
+                    .on_hover_text("Colours and text size (Slides: light, larger text)");
                 ui.with_layout(
                     egui::Layout::right_to_left(egui::Align::Center),
                     |ui| match &self.adapter {
@@ -326,7 +372,11 @@ impl WarpscopeApp {
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| self.navigator(ui));
             });
-        let (id, synchronous) = (self.selected, self.synchronous);
+        if self.applied_theme != Some(self.theme) {
+            crate::export::apply_theme(ui.ctx(), self.theme);
+            self.applied_theme = Some(self.theme);
+        }
+        let (id, synchronous, zh) = (self.selected, self.synchronous, self.zh);
         let mut export_message = self.export_message.take();
         let Some(state) = self.state(id) else {
             egui::CentralPanel::default().show(ui, |ui| {
@@ -342,7 +392,7 @@ impl WarpscopeApp {
             .default_size(250.0)
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| {
-                    ui.heading("Parameters");
+                    ui.heading(if zh { "参数" } else { "Parameters" });
                     ui.label(egui::RichText::new(state.scene.summary).small());
                     ui.separator();
                     if params::panel(
@@ -350,6 +400,7 @@ impl WarpscopeApp {
                         state.scene.params,
                         &mut state.values,
                         state.error.as_ref(),
+                        zh,
                     ) {
                         state.dirty = true;
                     }
@@ -371,7 +422,7 @@ impl WarpscopeApp {
             });
         egui::CentralPanel::default().show(ui, |ui| {
             ui.horizontal(|ui| {
-                ui.heading(format!("{} {}", state.scene.section, state.scene.title));
+                ui.heading(format!("{} {}", state.scene.section, if zh { state.scene.title_zh } else { state.scene.title }));
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                     if ui.button("Save session").on_hover_text("Save this scene, its parameters and step to ./warpscope-sessions (reopen with --preset FILE)").clicked() {
                         export_message = Some(save_session(state));
@@ -412,13 +463,14 @@ impl WarpscopeApp {
     }
 
     fn navigator(&mut self, ui: &mut egui::Ui) {
-        for (section, title, ids) in CHAPTERS {
+        for (section, title, title_zh, ids) in CHAPTERS {
+            let title = if self.zh { title_zh } else { title };
             ui.label(egui::RichText::new(format!("{section} {title}")).strong());
             let extra: Vec<&'static str> = scene::scenes()
                 .filter(|s| {
                     s.section.starts_with(section)
                         && !ids.contains(&s.id)
-                        && !CHAPTERS.iter().any(|c| c.2.contains(&s.id))
+                        && !CHAPTERS.iter().any(|c| c.3.contains(&s.id))
                 })
                 .map(|s| s.id)
                 .collect();
@@ -427,7 +479,7 @@ impl WarpscopeApp {
                     Ok(s) => {
                         if ui
                             .selectable_label(self.selected == s.id, s.id)
-                            .on_hover_text(s.title)
+                            .on_hover_text(if self.zh { s.title_zh } else { s.title })
                             .clicked()
                         {
                             self.selected = s.id;

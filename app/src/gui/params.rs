@@ -10,6 +10,7 @@ pub fn panel(
     specs: &[ParamSpec],
     values: &mut ParamValues,
     error: Option<&(String, String)>,
+    zh: bool,
 ) -> bool {
     let mut changed = false;
     for spec in specs {
@@ -19,7 +20,7 @@ pub fn panel(
             .cloned()
             .unwrap_or_else(|| spec.default_value());
         let mut next = current.clone();
-        let label = ui.label(spec.label).id;
+        let label = ui.label(if zh { spec.label_zh } else { spec.label }).id;
         match (&spec.kind, &mut next) {
             (ParamKind::Int { min, max, log, .. }, ParamValue::Int(v)) => {
                 ui.add(
@@ -78,7 +79,11 @@ pub fn panel(
         }
     }
     if ui
-        .button("Lecture defaults")
+        .button(if zh {
+            "讲义默认值"
+        } else {
+            "Lecture defaults"
+        })
         .on_hover_text("Reset every parameter to the lecture's value")
         .clicked()
     {

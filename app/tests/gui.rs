@@ -106,37 +106,13 @@ fn pollster_block<F: std::future::Future>(f: F) -> F::Output {
 
 #[test]
 fn reductions_scene_snapshot() {
-    if !adapter_or_skip() {
-        return;
-    }
-    let mut app = WarpscopeApp::new(Some("reduction"));
-    app.synchronous = true;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .wgpu()
-        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
-    h.run();
     // Stop mid-butterfly: the first three levels of warp 0's first sum are filled.
-    for _ in 0..6 {
-        h.get_by_label("Step event >").click();
-        h.run();
-    }
-    h.snapshot("reduction");
+    snapshot_scene("reduction", 6);
 }
 
 #[test]
 fn banks_scene_snapshot() {
-    if !adapter_or_skip() {
-        return;
-    }
-    let mut app = WarpscopeApp::new(Some("banks"));
-    app.synchronous = true;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .wgpu()
-        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
-    h.run();
-    h.snapshot("banks");
+    snapshot_scene("banks", 0);
 }
 
 #[test]

@@ -97,6 +97,60 @@ fn invalid_values_exit_2_naming_the_parameter() {
         (vec!["report", "banks", "--set", "nonsense"], "key=value"),
         (vec!["report", "banks", "--set", "rows=abc"], "rows"),
         (vec!["report", "no-such-scene"], "warpscope list"),
+        // Non-finite and out-of-range reals, and integers spelled as non-integers.
+        (vec!["report", "trainer-fp16", "--set", "lr=NaN"], "lr"),
+        (vec!["report", "trainer-fp16", "--set", "lr=inf"], "lr"),
+        (
+            vec!["report", "softmax-fusion", "--set", "dropout=-inf"],
+            "dropout",
+        ),
+        (
+            vec!["report", "softmax-fusion", "--set", "dropout=1e400"],
+            "dropout",
+        ),
+        (
+            vec!["report", "reduction", "--set", "threads=1e999"],
+            "threads",
+        ),
+        (
+            vec![
+                "report",
+                "reduction",
+                "--set",
+                "threads=-9223372036854775809",
+            ],
+            "threads",
+        ),
+        // Work past about a second is refused with the number.
+        (
+            vec![
+                "report",
+                "trainer-workspace",
+                "--set",
+                "model=gpt2-xl",
+                "--set",
+                "steps=100",
+            ],
+            "element-steps",
+        ),
+        // Snapshot paths: missing, a directory, not a pickle.
+        (
+            vec![
+                "report",
+                "memory-snapshot",
+                "--set",
+                "path=/nonexistent/x.pickle",
+            ],
+            "cannot open",
+        ),
+        (
+            vec!["report", "memory-snapshot", "--set", "path=/"],
+            "directory",
+        ),
+        (
+            vec!["report", "memory-snapshot", "--set", "path=Cargo.toml"],
+            "snapshot",
+        ),
     ] {
         let out = warpscope(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -302,13 +302,16 @@ impl CachingAllocator {
     }
 
     fn new_segment(&mut self, size: u64, pool: Pool, stream: u64) -> Option<usize> {
-        if self.reserved.saturating_add(size) > self.capacity {
-            return None;
+        // A segment must fit under the capacity and in the (simulated) address space: a size
+        // near 2⁶⁴ (a replayed trace can ask for one) is refused, never wrapped around.
+        let span = size.div_ceil(ROUND_LARGE).checked_mul(ROUND_LARGE)?;
+        let next_address = self.next_address.checked_add(span)?;
+        match self.reserved.checked_add(size) {
+            Some(r) if r <= self.capacity => {}
+            _ => return None,
         }
         let address = self.next_address;
-        self.next_address = self
-            .next_address
-            .saturating_add(size.div_ceil(ROUND_LARGE).saturating_mul(ROUND_LARGE));
+        self.next_address = next_address;
         let seg = self.segments.len();
         let b = self.new_block(Block {
             segment: seg,
@@ -470,12 +473,21 @@ impl CachingAllocator {
     /// Releases one whole-free segment of exactly `size` bytes on `stream` (what a recorded
     /// `segment_free` event did); returns whether one existed.
     pub fn release_segment_of_size(&mut self, size: u64, stream: u64) -> bool {
-        let found = self.segments.iter().position(|seg| {
-            seg.live && seg.size == size && seg.stream == stream && {
-                let b = &self.blocks[seg.first];
-                !b.allocated && b.next.is_none()
-            }
-        });
+        // A whole-free segment is one free block with no neighbours, so it sits in a free list
+        // under (stream, size): look there rather than scanning every segment ever created (a
+        // replayed trace of a million segment frees would otherwise take 10¹² steps). The first
+        // such segment in creation order is released, as before.
+        let found = self
+            .free
+            .iter()
+            .flat_map(|set| set.range((stream, size, 0, 0)..=(stream, size, u64::MAX, usize::MAX)))
+            .map(|k| k.3)
+            .filter(|&i| {
+                let b = &self.blocks[i];
+                b.prev.is_none() && b.next.is_none() && self.segments[b.segment].size == size
+            })
+            .map(|i| self.blocks[i].segment)
+            .min();
         match found {
             Some(s) => {
                 let first = self.segments[s].first;
@@ -1030,8 +1042,17 @@ pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
         let mut handles: Vec<Option<usize>> = vec![None; ops.len()];
         let first_event = sim.events.len();
         let mut peak_alloc = 0;
+        // The segment map at the batch's peak. Allocations only raise `allocated`, so the peak
+        // is reached just before some free (or at the batch's end): the map is copied there,
+        // when it beats the last copy — not at every new high, which copied every segment
+        // after almost every allocation of a forward pass (seconds at the top of the ranges).
         let mut frame = Vec::new();
+        let mut frame_alloc: Option<u64> = None;
         for op in &ops {
+            if matches!(op, Op::Free { .. }) && frame_alloc.is_none_or(|f| a.allocated() > f) {
+                frame = a.segments();
+                frame_alloc = Some(a.allocated());
+            }
             let (alloc, bytes, served) = match *op {
                 Op::Alloc { slot, bytes } => match a.malloc(bytes, 0) {
                     Ok(x) => {
@@ -1067,13 +1088,10 @@ pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
                 allocated: a.allocated(),
             });
             sim.reserved_peak = sim.reserved_peak.max(a.reserved());
-            if a.allocated() > peak_alloc {
-                peak_alloc = a.allocated();
-                frame.clear();
-            }
-            if frame.is_empty() && a.allocated() == peak_alloc {
-                frame = a.segments();
-            }
+            peak_alloc = peak_alloc.max(a.allocated());
+        }
+        if frame_alloc.is_none_or(|f| a.allocated() > f) {
+            frame = a.segments();
         }
         sim.allocated_peak = sim.allocated_peak.max(peak_alloc);
         sim.frames.push(frame);

@@ -208,6 +208,11 @@ fn need_u64(d: &BTreeMap<HashableValue, Value>, k: &str, at: &str) -> Result<u64
     }
 }
 
+/// Σ of byte counts read from a file, saturating at 2⁶⁴ − 1 instead of overflowing.
+fn sat_sum(it: impl Iterator<Item = u64>) -> u64 {
+    it.fold(0, u64::saturating_add)
+}
+
 fn opt_u64(d: &BTreeMap<HashableValue, Value>, k: &str) -> u64 {
     field(d, k).and_then(as_u64).unwrap_or(0)
 }
@@ -345,8 +350,7 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
             None => blocks
                 .iter()
                 .filter(|b| b.state == BlockState::ActiveAllocated)
-                .map(|b| b.size)
-                .sum(),
+                .fold(0u64, |a, b| a.saturating_add(b.size)),
         };
         let private_pool = match field(d, "segment_pool_id").and_then(as_list) {
             Some(ids) => ids.iter().any(|x| as_i64(x).is_some_and(|v| v != 0)),
@@ -536,10 +540,10 @@ pub fn replay(s: &Snapshot) -> Replay {
             apeak = apeak.max(a.allocated());
             npeak = npeak.max(a.requested());
         }
-        r.reserved_peak_bytes += peak;
-        r.reserved_final_bytes += a.reserved();
-        r.allocated_peak_bytes += apeak;
-        r.needed_peak_bytes += npeak;
+        r.reserved_peak_bytes = r.reserved_peak_bytes.saturating_add(peak);
+        r.reserved_final_bytes = r.reserved_final_bytes.saturating_add(a.reserved());
+        r.allocated_peak_bytes = r.allocated_peak_bytes.saturating_add(apeak);
+        r.needed_peak_bytes = r.needed_peak_bytes.saturating_add(npeak);
         let replayed: Vec<u64> = a.segments().iter().map(|sv| sv.size).collect();
         r.segments.extend(&replayed);
         r.starts_empty &= from_empty;
@@ -570,9 +574,9 @@ pub fn replay(s: &Snapshot) -> Replay {
             reasons.push(format!(
                 "device {dev}: replayed {} segments ({} bytes), the file has {} ({} bytes)",
                 replayed.len(),
-                replayed.iter().sum::<u64>(),
+                sat_sum(replayed.iter().copied()),
                 file_segs.len(),
-                file_segs.iter().map(|s| s.total_size).sum::<u64>()
+                sat_sum(file_segs.iter().map(|s| s.total_size))
             ));
         }
     }
@@ -709,10 +713,10 @@ pub fn summarise(path: &str, s: &Snapshot) -> SnapshotOutput {
         *by_state.entry(name).or_default() += 1;
         match b.state {
             BlockState::ActiveAllocated | BlockState::ActivePendingFree if b.requested_size > 0 => {
-                internal += b.size.saturating_sub(b.requested_size);
+                internal = internal.saturating_add(b.size.saturating_sub(b.requested_size));
             }
             BlockState::Inactive => {
-                external += b.size;
+                external = external.saturating_add(b.size);
                 largest_free = largest_free.max(b.size);
             }
             _ => {}
@@ -722,8 +726,9 @@ pub fn summarise(path: &str, s: &Snapshot) -> SnapshotOutput {
     for e in s.device_traces.iter().flatten() {
         *actions.entry(e.action.clone()).or_default() += 1;
     }
-    let reserved: u64 = s.segments.iter().map(|sg| sg.total_size).sum();
-    let allocated: u64 = s.segments.iter().map(|sg| sg.allocated_size).sum();
+    // Sums saturate: a file may hold any integers, and 2⁶⁴ − 1 bytes already says "absurd".
+    let reserved = sat_sum(s.segments.iter().map(|sg| sg.total_size));
+    let allocated = sat_sum(s.segments.iter().map(|sg| sg.allocated_size));
     let r = replay(s);
     SnapshotOutput {
         path: path.to_owned(),

@@ -58,7 +58,7 @@ impl BlockShape {
     pub fn active(&self, w: u32) -> Mask {
         Mask::first(
             self.threads
-                .saturating_sub(w * self.warp_size)
+                .saturating_sub(w.saturating_mul(self.warp_size))
                 .min(self.warp_size),
         )
     }
@@ -147,6 +147,22 @@ impl Block {
                     value: values.get(l as usize).copied().filter(|_| on),
                     source: None,
                 }
+            })
+            .collect()
+    }
+
+    /// One address per lane of warp `warp`: lanes past the warp's width or the block's last
+    /// thread do not exist, so whatever the caller passed for them takes no part (and costs
+    /// nothing).
+    fn existing(&self, warp: u32, addresses: &[Option<u64>]) -> Vec<Option<u64>> {
+        let exists = self.shape.active(warp);
+        (0..self.shape.warp_size)
+            .map(|l| {
+                addresses
+                    .get(l as usize)
+                    .copied()
+                    .flatten()
+                    .filter(|_| exists.has(l))
             })
             .collect()
     }
@@ -244,6 +260,7 @@ impl Block {
         label: &str,
         level: Option<u32>,
     ) -> Result<(), Error> {
+        let addresses = &self.existing(warp, addresses);
         self.shared_check(addresses, width)?;
         let cost = self.banks.request(addresses, width)?;
         for (a, v) in addresses.iter().zip(values) {
@@ -276,6 +293,7 @@ impl Block {
         label: &str,
         level: Option<u32>,
     ) -> Result<Vec<f64>, Error> {
+        let addresses = &self.existing(warp, addresses);
         self.shared_check(addresses, width)?;
         let cost = self.banks.request(addresses, width)?;
         let values: Vec<f64> = (0..self.shape.warp_size as usize)
@@ -311,6 +329,7 @@ impl Block {
         values: &[f64],
         label: &str,
     ) {
+        let addresses = &self.existing(warp, addresses);
         let c = global::sectors(addresses, width);
         let kind = if store {
             EventKind::GlobalStore { width }
@@ -335,6 +354,7 @@ impl Block {
         values: &[f64],
         label: &str,
     ) {
+        let addresses = &self.existing(warp, addresses);
         let c = atomic::contention(addresses);
         let lanes = self.lanes_of(Some(addresses), values, Self::mask_of(addresses));
         let m = Metrics {

@@ -25,7 +25,7 @@ pub fn sectors(addresses: &[Option<u64>], width: u32) -> SectorCost {
     let mut secs: Vec<u64> = addresses
         .iter()
         .flatten()
-        .flat_map(|a| (a / SECTOR_BYTES)..=((a + w - 1) / SECTOR_BYTES))
+        .flat_map(|a| (a / SECTOR_BYTES)..=(a.saturating_add(w - 1) / SECTOR_BYTES))
         .collect();
     secs.sort_unstable();
     secs.dedup();
@@ -35,11 +35,13 @@ pub fn sectors(addresses: &[Option<u64>], width: u32) -> SectorCost {
     // Distinct bytes: merge the [a, a+w) intervals.
     let (mut bytes, mut end) = (0u64, 0u64);
     for a in starts {
+        // Saturating: an access at the very top of the address space ends at 2⁶⁴ − 1.
+        let hi = a.saturating_add(w);
         let lo = a.max(end);
-        if a + w > lo {
-            bytes += a + w - lo;
+        if hi > lo {
+            bytes += hi - lo;
         }
-        end = end.max(a + w);
+        end = end.max(hi);
     }
     SectorCost {
         sectors: secs.len() as u32,

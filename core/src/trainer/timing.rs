@@ -29,6 +29,10 @@ use super::workspace::{Precision, shrink_tensors};
 /// Largest buffer the scene allocates, elements per buffer (4 buffers + the copy's 2 × 3.5).
 pub const MAX_ELEMENTS: u64 = 1 << 24;
 
+/// Most parameter updates per scheme, `parameters × (runs + 1)`: about a second of Adam on one
+/// core in a release build.
+pub const MAX_ELEMENT_RUNS: u64 = 1 << 26;
+
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("model", "model", "模型", MODEL_IDS, "transformer-big"),
     ParamSpec::int(
@@ -110,6 +114,20 @@ impl TimingParams {
                     "the buffers would hold {n} parameters ({} bytes); at most {MAX_ELEMENTS} \
                      parameters — a larger shrink",
                     n * bytes_allocated_per_param()
+                ),
+            ));
+        }
+        // Each run updates every parameter twice (per tensor, whole buffer); bound the work so
+        // a slider at its top cannot freeze the explorer for seconds.
+        let work = n.saturating_mul(runs as u64 + 1);
+        if work > MAX_ELEMENT_RUNS {
+            return Err(Error::invalid(
+                "runs",
+                runs,
+                format!(
+                    "{n} parameters × ({runs} runs + 1 warm-up) = {work} parameter updates per \
+                     scheme; at most {MAX_ELEMENT_RUNS} (about a second) — fewer runs or a larger \
+                     shrink"
                 ),
             ));
         }
@@ -230,6 +248,8 @@ pub fn run(p: &TimingParams) -> Result<TimingOutput, Error> {
     whole(&mut b.0, &mut b.1, &mut b.2);
     let same = |x: &[f32], y: &[f32]| x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
     let bitwise_identical = same(&a.0, &b.0) && same(&a.1, &b.1) && same(&a.2, &b.2);
+    // Six buffers fewer alive during the timed runs.
+    drop((a, b));
     dst.copy_from_slice(&src);
 
     let (mut tp, mut tw, mut tc) = (Vec::new(), Vec::new(), Vec::new());

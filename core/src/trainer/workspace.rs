@@ -520,6 +520,9 @@ const PARAMS: &[ParamSpec] = &[
 /// Largest instance the scene builds, elements (22 bytes each: p twice, m, v twice, g once).
 pub const MAX_INSTANCE_ELEMENTS: u64 = 1 << 24;
 
+/// Most element-steps (`elements × steps`) one run may take: about a second in a release build.
+pub const MAX_ELEMENT_STEPS: u64 = 1 << 24;
+
 /// Bytes of the instance per element: two copies of p (FP16), m, v (FP32) and one g (FP16).
 fn instance_bytes_per_element() -> u64 {
     (2 * (Precision::Fp16.bytes() + 2 * Precision::Fp32.bytes()) + Precision::Fp16.bytes()) as u64
@@ -596,6 +599,19 @@ impl WorkspaceParams {
                      elements are allowed — a larger shrink",
                     elements * instance_bytes_per_element(),
                     MAX_INSTANCE_ELEMENTS
+                ),
+            ));
+        }
+        // Every step updates every element in both layouts: bound the work so the top of the
+        // `steps` slider cannot freeze the explorer for tens of seconds.
+        let work = elements.saturating_mul(steps as u64);
+        if work > MAX_ELEMENT_STEPS {
+            return Err(Error::invalid(
+                "steps",
+                steps,
+                format!(
+                    "{elements} elements × {steps} steps = {work} element-steps; at most \
+                     {MAX_ELEMENT_STEPS} (about a second) — fewer steps or a larger shrink"
                 ),
             ));
         }

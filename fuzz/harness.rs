@@ -55,3 +55,16 @@ pub fn param_values_json(data: &[u8], run: impl Fn(&Scene) -> bool) {
         }
     }
 }
+
+/// Session (preset) reader: any bytes → `Session::from_bytes` (size bound, JSON shape, known
+/// scene, every parameter validated); when it reads and `run(scene)` says so, the scene runs.
+pub fn session(data: &[u8], run: impl Fn(&Scene) -> bool) {
+    if let Ok(s) = warpscope_core::session::Session::from_bytes(data)
+        && let Ok(sc) = scene::find(&s.scene)
+        && sc.id != "memory-snapshot"
+        && run(sc)
+        && let Ok(r) = sc.report(s.params)
+    {
+        let _ = serde_json::to_vec(&r);
+    }
+}

@@ -69,3 +69,8 @@ fn param_values_json_corpus() {
         harness::param_values_json(b, cheap)
     });
 }
+
+#[test]
+fn session_corpus() {
+    replay("session", |b| harness::session(b, cheap));
+}

@@ -110,7 +110,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Describe the GPU adapter warpscope would use for real runs.
+    /// Describe the GPU adapter warpscope would use for real runs (also `warpscope gpu`).
+    #[command(alias = "gpu")]
     Adapter,
 }
 

@@ -317,6 +317,13 @@ fn run_verifies_a_kernel_on_the_adapter_or_says_there_is_none() {
     assert!(out.status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["verified"], true, "{v}");
+    // The ∇γ/∇β tile at its default 4096 rows: column sums within the f32 summation bound.
+    let out = warpscope(&["run", "layernorm-dgamma", "--set", "runs=1", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = warpscope(&["run", "softmax-bw", "--set", "rows=abc"]);
     assert_eq!(out.status.code(), Some(2));
     let out = warpscope(&["run", "no-such-kernel"]);

@@ -138,6 +138,16 @@ impl Tolerance {
         abs: 1e-5,
         rel: 1e-4,
     };
+
+    /// f32 sums of `n` terms of magnitude about 1 (the ∇γ/∇β column sums over `n` rows):
+    /// recursive summation's error bound grows as n·u (u = 2⁻²⁴), so the absolute part is
+    /// max(1e-5, n·2⁻²⁴) — 2.4e-4 for the 4096 rows of the default shape.
+    pub fn f32_sum(n: f64) -> Tolerance {
+        Tolerance {
+            abs: Self::F32.abs.max(n * 2f64.powi(-24)),
+            ..Self::F32
+        }
+    }
 }
 
 /// Device result vs reference.

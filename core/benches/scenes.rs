@@ -22,7 +22,7 @@ use warpscope_core::memory::{allocator, snapshot};
 use warpscope_core::scene::scenes;
 use warpscope_core::simt::shared::BankConfig;
 use warpscope_core::simt::{Block, BlockShape};
-use warpscope_core::trainer::adam::{AdamConfig, adam_f16, adam_f32};
+use warpscope_core::trainer::adam::{AdamConfig, adam_f32};
 use warpscope_core::trainer::census::model;
 use warpscope_core::trainer::workspace::{Workspace, shrink_tensors};
 
@@ -217,6 +217,15 @@ fn bench_snapshots(c: &mut Criterion) {
     g.bench_function("scene", |b| {
         b.iter(|| black_box(snapshot::run_path(black_box(&p)).expect("scene")))
     });
+    // The same trace without stack frames: the floor set by the fields the reader uses.
+    let bare = snapshot::synthetic(250_000, 0, 1).expect("synthetic");
+    let bare_path = std::env::temp_dir().join("warpscope-bench-250k-no-frames.pickle");
+    std::fs::write(&bare_path, &bare).expect("write synthetic snapshot");
+    eprintln!("snapshot_250k: without frames {} bytes", bare.len());
+    let bp = bare_path.to_str().expect("utf-8").to_owned();
+    g.bench_function("read_file_no_frames", |b| {
+        b.iter(|| black_box(snapshot::read_file(black_box(&bp)).expect("read")))
+    });
     g.finish();
 }
 
@@ -264,11 +273,6 @@ fn bench_adam(c: &mut Criterion) {
         || ws.adam_whole(&step),
         || dst.copy_from_slice(black_box(&src)),
     );
-    let (t_chunk, t_copy_c) = interleaved(
-        21,
-        || adam_f16(&mut ws.p, &ws.g, &mut ws.m, &mut ws.v, &step),
-        || dst.copy_from_slice(black_box(&src)),
-    );
     let (t_adam32, t_copy32) = interleaved(
         21,
         || adam_f32(&mut p32, &g32, &mut m32, &mut v32, &step),
@@ -284,14 +288,6 @@ fn bench_adam(c: &mut Criterion) {
         100.0 * t_copy / t_adam
     );
     eprintln!(
-        "adam: FP16 workspace Adam, chunked (adam_f16) {:.2} ms ({:.2} GB/s) vs copy {:.2} ms ({:.2} GB/s): ratio {:.0}%",
-        t_chunk * 1e3,
-        ws_bytes as f64 / t_chunk / 1e9,
-        t_copy_c * 1e3,
-        ws_bytes as f64 / t_copy_c / 1e9,
-        100.0 * t_copy_c / t_chunk
-    );
-    eprintln!(
         "adam: f32 Adam {:.2} ms ({:.2} GB/s) vs copy of the same {} bytes {:.2} ms ({:.2} GB/s): ratio {:.0}%",
         t_adam32 * 1e3,
         (28 * n) as f64 / t_adam32 / 1e9,
@@ -303,9 +299,6 @@ fn bench_adam(c: &mut Criterion) {
 
     g.throughput(Throughput::Bytes(ws_bytes as u64));
     g.bench_function("workspace_fp16_whole", |b| b.iter(|| ws.adam_whole(&step)));
-    g.bench_function("workspace_fp16_chunked", |b| {
-        b.iter(|| adam_f16(&mut ws.p, &ws.g, &mut ws.m, &mut ws.v, &step))
-    });
     g.bench_function("workspace_fp16_per_tensor", |b| {
         b.iter(|| ws.adam_per_tensor(&step).expect("adam"))
     });

@@ -31,8 +31,17 @@ fn harness(app: WarpscopeApp) -> Harness<'static, WarpscopeApp> {
         .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app)
 }
 
-fn settled(mut h: Harness<'static, WarpscopeApp>, name: &str) -> Harness<'static, WarpscopeApp> {
+fn settled(
+    mut h: Harness<'static, WarpscopeApp>,
+    id: &'static str,
+    name: &str,
+) -> Harness<'static, WarpscopeApp> {
     h.run();
+    match h.state_mut().state(id) {
+        Some(s) if s.computed.is_some() && s.error.is_none() => {}
+        Some(s) => panic!("frame/{name}: no result on screen: {:?}", s.error),
+        None => panic!("frame/{name}: no scene {id}"),
+    }
     h.step();
     if h.ctx.has_requested_repaint() {
         eprintln!("frame/{name}: still asks for a repaint after settling (not idle)");
@@ -45,7 +54,7 @@ fn bench_frames(c: &mut Criterion) {
     for s in scenes() {
         let mut app = WarpscopeApp::new(Some(s.id));
         app.synchronous = true;
-        let mut h = settled(harness(app), s.id);
+        let mut h = settled(harness(app), s.id, s.id);
         g.bench_function(BenchmarkId::from_parameter(s.id), |b| {
             b.iter(|| {
                 h.step();
@@ -65,7 +74,7 @@ fn bench_frames(c: &mut Criterion) {
             .set(params, "path", path.to_str().expect("utf-8"))
             .expect("path");
     }
-    let mut h = settled(harness(app), "memory-snapshot-250k");
+    let mut h = settled(harness(app), "memory-snapshot", "memory-snapshot-250k");
     g.bench_function(BenchmarkId::from_parameter("memory-snapshot-250k"), |b| {
         b.iter(|| {
             h.step();

@@ -2,5 +2,6 @@
 //! headless (see `warpscope --help`).
 
 fn main() -> std::process::ExitCode {
+    warpscope::gui::mark_process_start();
     warpscope::cli::main()
 }

@@ -10,8 +10,8 @@ pub mod views;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use warpscope_core::Error;
@@ -73,6 +73,21 @@ pub const CHAPTERS: &[(&str, &str, &str, &[&str])] = &[
     ("§6", "The whole step", "一整步训练", &["step-ledger"]),
     ("§9", "Exercises", "练习", &["exercises"]),
 ];
+
+/// When `main` started (see [`mark_process_start`]).
+static PROCESS_START: OnceLock<Instant> = OnceLock::new();
+
+/// Records the process's start; `main` calls it first, so the first-frame time printed under
+/// [`EXIT_AFTER_FIRST_FRAME`] counts from there (not from when the window was asked for).
+pub fn mark_process_start() {
+    let _ = PROCESS_START.set(Instant::now());
+}
+
+/// The environment variable that turns the window into its own first-frame benchmark: set to
+/// `1`, the app prints on stderr the time from process start to its first frame and to the first
+/// frame that draws the scene's result, then closes itself (`ViewportCommand::Close`). Used by
+/// BENCHMARKS.md; nothing else reads it.
+pub const EXIT_AFTER_FIRST_FRAME: &str = "WARPSCOPE_EXIT_AFTER_FIRST_FRAME";
 
 /// Whether real GPU runs are possible, as the banner says.
 #[derive(Debug, Clone, PartialEq)]
@@ -236,6 +251,8 @@ pub struct WarpscopeApp {
     applied_theme: Option<crate::export::Theme>,
     fonts_installed: bool,
     export_message: Option<String>,
+    /// Under [`EXIT_AFTER_FIRST_FRAME`]: frames drawn so far.
+    timing_frames: Option<u64>,
 }
 
 impl WarpscopeApp {
@@ -255,6 +272,7 @@ impl WarpscopeApp {
             applied_theme: None,
             fonts_installed: false,
             export_message: None,
+            timing_frames: None,
         }
     }
 
@@ -549,9 +567,39 @@ fn export_view(state: &SceneState, ext: &str) -> String {
     }
 }
 
+impl WarpscopeApp {
+    /// Under [`EXIT_AFTER_FIRST_FRAME`]: reports the first frame and the first one with the
+    /// result, then closes the window.
+    fn first_frame_timing(&mut self, ctx: &egui::Context) {
+        let Some(frames) = self.timing_frames.as_mut() else {
+            return;
+        };
+        *frames += 1;
+        let since = PROCESS_START
+            .get()
+            .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3);
+        if *frames == 1 {
+            eprintln!("warpscope: first frame built {since:.1} ms after process start");
+        }
+        let has_result = self
+            .states
+            .get(self.selected)
+            .is_some_and(|s| s.computed.is_some() || s.error.is_some());
+        if has_result {
+            eprintln!(
+                "warpscope: first frame with the `{}` result built {since:.1} ms after process start (frame {})",
+                self.selected, *frames
+            );
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            self.timing_frames = None;
+        }
+    }
+}
+
 impl eframe::App for WarpscopeApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.show(ui);
+        self.first_frame_timing(ui.ctx());
     }
 }
 
@@ -582,6 +630,9 @@ pub fn run(scene: Option<String>, session: Option<warpscope_core::session::Sessi
             let mut app = WarpscopeApp::new(scene.as_deref());
             if let Some(s) = session {
                 app.open_session(s);
+            }
+            if std::env::var_os(EXIT_AFTER_FIRST_FRAME).is_some_and(|v| v == "1") {
+                app.timing_frames = Some(0);
             }
             app.probe_adapter();
             Ok(Box::new(app))

@@ -83,9 +83,63 @@ pub fn adam_f32(p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], s: &Adam
     }
 }
 
+/// Adam over an FP16 workspace's slices (p, g in FP16; m, v in f32), bitwise the same as
+/// [`AdamStep::update_f16`] element by element, but in chunks: p and g are widened to f32 a
+/// chunk at a time with `half`'s slice conversions (F16C/NEON when the CPU has them), the f32
+/// update runs over the chunk (a loop the compiler vectorises), and p is rounded back to FP16.
+/// Per-element conversion calls check the CPU's features each time and keep the loop scalar.
+/// Extra elements of longer slices are ignored.
+pub fn adam_f16(p: &mut [f16], g: &[f16], m: &mut [f32], v: &mut [f32], s: &AdamStep) {
+    use half::slice::HalfFloatSliceExt;
+    const CHUNK: usize = 512;
+    let n = p.len().min(g.len()).min(m.len()).min(v.len());
+    let (mut pf, mut gf) = ([0.0f32; CHUNK], [0.0f32; CHUNK]);
+    let mut start = 0;
+    while start < n {
+        let end = (start + CHUNK).min(n);
+        let k = end - start;
+        p[start..end].convert_to_f32_slice(&mut pf[..k]);
+        g[start..end].convert_to_f32_slice(&mut gf[..k]);
+        adam_f32(
+            &mut pf[..k],
+            &gf[..k],
+            &mut m[start..end],
+            &mut v[start..end],
+            s,
+        );
+        p[start..end].convert_from_f32_slice(&pf[..k]);
+        start = end;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunked_f16_adam_is_bitwise_the_per_element_update() {
+        let n = 1500; // three chunks, the last one partial
+        let p0: Vec<f16> = (0..n)
+            .map(|i| f16::from_f32((i as f32 * 0.37).sin() * 0.05))
+            .collect();
+        let g: Vec<f16> = (0..n)
+            .map(|i| f16::from_f32((i as f32 * 1.3).cos() * 0.01))
+            .collect();
+        let (mut pa, mut ma, mut va) = (p0.clone(), vec![0.0f32; n], vec![0.0f32; n]);
+        let (mut pb, mut mb, mut vb) = (p0, vec![0.0f32; n], vec![0.0f32; n]);
+        let cfg = AdamConfig::with_lr(1e-3);
+        for t in 1..=3 {
+            let s = cfg.step(t);
+            adam_f16(&mut pa, &g, &mut ma, &mut va, &s);
+            for i in 0..n {
+                s.update_f16(&mut pb[i], g[i], &mut mb[i], &mut vb[i]);
+            }
+        }
+        let bits = |x: &[f32]| x.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert!(pa.iter().zip(&pb).all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert_eq!(bits(&ma), bits(&mb));
+        assert_eq!(bits(&va), bits(&vb));
+    }
 
     #[test]
     fn first_step_moves_by_lr_against_the_gradient_sign() {

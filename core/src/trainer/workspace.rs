@@ -17,7 +17,7 @@
 //! and runs Adam per tensor (on the views) and once over the whole buffer, comparing the bits.
 
 use half::f16;
-use ndarray::{ArrayViewD, ArrayViewMut1, ArrayViewMutD, IxDyn, Zip};
+use ndarray::{ArrayViewD, ArrayViewMutD, IxDyn, Zip};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
@@ -29,7 +29,7 @@ use crate::device::{DEVICE_IDS, Device, device};
 use crate::params::{ParamSpec, ParamValues};
 use crate::scene::{Scene, to_json};
 
-use super::adam::{AdamConfig, AdamStep};
+use super::adam::{AdamConfig, AdamStep, adam_f16};
 use super::census::{MODEL_IDS, ParamTensor, TensorKind, model, total_parameters};
 
 /// A storage precision.
@@ -434,26 +434,32 @@ impl Workspace {
             let (g0, g1) = g.split_at(n);
             (p, m, v, g) = (p1, m1, v1, g1);
             let shape = IxDyn(&t.shape);
-            let pv = ArrayViewMutD::from_shape(shape.clone(), p0).map_err(shape_err)?;
+            let mut pv = ArrayViewMutD::from_shape(shape.clone(), p0).map_err(shape_err)?;
             let gv = ArrayViewD::from_shape(shape.clone(), g0).map_err(shape_err)?;
-            let mv = ArrayViewMutD::from_shape(shape.clone(), m0).map_err(shape_err)?;
-            let vv = ArrayViewMutD::from_shape(shape, v0).map_err(shape_err)?;
-            Zip::from(pv)
-                .and(gv)
-                .and(mv)
-                .and(vv)
-                .for_each(|p, &g, m, v| s.update_f16(p, g, m, v));
+            let mut mv = ArrayViewMutD::from_shape(shape.clone(), m0).map_err(shape_err)?;
+            let mut vv = ArrayViewMutD::from_shape(shape, v0).map_err(shape_err)?;
+            // The views are contiguous (standard layout), so the chunked kernel runs on their
+            // memory; element by element through `Zip` otherwise (same bits either way).
+            match (
+                pv.as_slice_mut(),
+                gv.as_slice(),
+                mv.as_slice_mut(),
+                vv.as_slice_mut(),
+            ) {
+                (Some(p), Some(g), Some(m), Some(v)) => adam_f16(p, g, m, v, s),
+                _ => Zip::from(pv)
+                    .and(gv)
+                    .and(mv)
+                    .and(vv)
+                    .for_each(|p, &g, m, v| s.update_f16(p, g, m, v)),
+            }
         }
         Ok(())
     }
 
-    /// Adam once over the whole flat buffers.
+    /// Adam once over the whole flat buffers ([`adam_f16`]: FP16 widened a chunk at a time).
     pub fn adam_whole(&mut self, s: &AdamStep) {
-        Zip::from(ArrayViewMut1::from(&mut self.p[..]))
-            .and(&ndarray::ArrayView1::from(&self.g[..]))
-            .and(ArrayViewMut1::from(&mut self.m[..]))
-            .and(ArrayViewMut1::from(&mut self.v[..]))
-            .for_each(|p, &g, m, v| s.update_f16(p, g, m, v));
+        adam_f16(&mut self.p, &self.g, &mut self.m, &mut self.v, s);
     }
 }
 

@@ -240,42 +240,13 @@ impl Fp16Params {
     /// [`Error::InvalidParam`] for a value out of range or `count × steps` over
     /// [`MAX_ELEMENT_STEPS`].
     pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
+        // Ranges come from the specs; only cross-parameter rules are checked here.
+        let v = &v.clone().validated(PARAMS)?;
         let count = v.int("count")?;
-        if !(1..=1_000_000).contains(&count) {
-            return Err(Error::invalid(
-                "count",
-                count,
-                "expected an integer in 1..=1000000",
-            ));
-        }
         let steps = v.int("steps")?;
-        if !(1..=100_000).contains(&steps) {
-            return Err(Error::invalid(
-                "steps",
-                steps,
-                "expected an integer in 1..=100000",
-            ));
-        }
         let lr = v.float("lr")?;
-        if !(lr.is_finite() && (1e-6..=0.1).contains(&lr)) {
-            return Err(Error::invalid("lr", lr, "expected a number in 1e-6..=0.1"));
-        }
         let traj = v.int("trajectory_steps")?;
-        if !(1..=1000).contains(&traj) {
-            return Err(Error::invalid(
-                "trajectory_steps",
-                traj,
-                "expected an integer in 1..=1000",
-            ));
-        }
         let seed = v.int("seed")?;
-        if !(0..=1 << 31).contains(&seed) {
-            return Err(Error::invalid(
-                "seed",
-                seed,
-                "expected an integer in 0..=2147483648",
-            ));
-        }
         let work = count as u64 * steps as u64;
         if work > MAX_ELEMENT_STEPS {
             return Err(Error::invalid(

@@ -79,32 +79,13 @@ impl TimingParams {
     /// [`Error::InvalidParam`] for a value out of range or buffers over [`MAX_ELEMENTS`]
     /// (message gives the elements and bytes).
     pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
+        // Ranges come from the specs; only cross-parameter rules are checked here.
+        let v = &v.clone().validated(PARAMS)?;
         let m = v.text("model")?;
         let spec = model(m)?;
         let shrink = v.int("shrink")?;
-        if !(1..=4096).contains(&shrink) {
-            return Err(Error::invalid(
-                "shrink",
-                shrink,
-                "expected an integer in 1..=4096",
-            ));
-        }
         let runs = v.int("runs")?;
-        if !(1..=50).contains(&runs) {
-            return Err(Error::invalid(
-                "runs",
-                runs,
-                "expected an integer in 1..=50",
-            ));
-        }
         let seed = v.int("seed")?;
-        if !(0..=1 << 31).contains(&seed) {
-            return Err(Error::invalid(
-                "seed",
-                seed,
-                "expected an integer in 0..=2147483648",
-            ));
-        }
         let n = total_parameters(&shrink_tensors(&spec.tensors(), shrink as usize));
         if n > MAX_ELEMENTS {
             return Err(Error::invalid(

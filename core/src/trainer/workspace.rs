@@ -567,34 +567,15 @@ impl WorkspaceParams {
     /// [`Error::InvalidParam`] for an unknown model/device, a value out of range, or an
     /// instance over [`MAX_INSTANCE_ELEMENTS`] (message gives its elements and bytes).
     pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
+        // Ranges come from the specs; only cross-parameter rules are checked here.
+        let v = &v.clone().validated(PARAMS)?;
         let m = v.text("model")?;
         let spec = model(m)?;
         let d = v.text("device")?;
         device(d)?;
         let shrink = v.int("shrink")?;
-        if !(1..=4096).contains(&shrink) {
-            return Err(Error::invalid(
-                "shrink",
-                shrink,
-                "expected an integer in 1..=4096",
-            ));
-        }
         let steps = v.int("steps")?;
-        if !(1..=100).contains(&steps) {
-            return Err(Error::invalid(
-                "steps",
-                steps,
-                "expected an integer in 1..=100",
-            ));
-        }
         let seed = v.int("seed")?;
-        if !(0..=1 << 31).contains(&seed) {
-            return Err(Error::invalid(
-                "seed",
-                seed,
-                "expected an integer in 0..=2147483648",
-            ));
-        }
         let elements = total_parameters(&shrink_tensors(&spec.tensors(), shrink as usize));
         if elements > MAX_INSTANCE_ELEMENTS {
             return Err(Error::invalid(

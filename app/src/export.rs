@@ -33,7 +33,7 @@ pub enum Theme {
 pub enum Lang {
     /// English.
     En,
-    /// Chinese (titles and parameter labels; view text is English for now).
+    /// Chinese.
     Zh,
 }
 
@@ -164,6 +164,7 @@ pub fn draw_state(
     let ctx = egui::Context::default();
     fonts::install(&ctx);
     apply_theme(&ctx, opts.theme);
+    crate::i18n::set(&ctx, opts.lang);
     let text = caption(state.scene, &state.values, opts.lang, opts.step);
     let input = egui::RawInput {
         screen_rect: Some(Rect::from_min_size(

@@ -6,3 +6,4 @@
 pub mod cli;
 pub mod export;
 pub mod gui;
+pub mod i18n;

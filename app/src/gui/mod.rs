@@ -324,6 +324,14 @@ impl WarpscopeApp {
             fonts::install(ui.ctx());
             self.fonts_installed = true;
         }
+        crate::i18n::set(
+            ui.ctx(),
+            if self.zh {
+                crate::export::Lang::Zh
+            } else {
+                crate::export::Lang::En
+            },
+        );
         if let Some(rx) = &self.adapter_rx
             && let Ok(s) = rx.try_recv()
         {

@@ -22,6 +22,10 @@ pub enum Error {
     /// An input file could not be read or is not what it claims to be.
     #[error("{0}")]
     BadInput(String),
+    /// The computation was cancelled through its [`crate::progress::Progress`] handle (the
+    /// window cancels a running computation when a newer parameter value arrives).
+    #[error("cancelled")]
+    Cancelled,
 }
 
 impl Error {

@@ -23,6 +23,7 @@ pub mod error;
 pub mod layernorm;
 pub mod memory;
 pub mod params;
+pub mod progress;
 pub mod reduction;
 pub mod scene;
 pub mod session;

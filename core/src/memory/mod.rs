@@ -26,6 +26,7 @@ pub mod lifetimes;
 pub mod pickle;
 pub mod plan;
 pub mod snapshot;
+pub mod timeline;
 
 /// Bytes in one MiB (2²⁰).
 pub const MIB: u64 = 1 << 20;

@@ -105,6 +105,7 @@ pub enum AdapterStatus {
 struct Job {
     rx: mpsc::Receiver<Result<Computed, Error>>,
     started: Instant,
+    progress: Arc<warpscope_core::progress::Progress>,
 }
 
 /// An error as the parameter panel shows it: (the parameter it names, or "", the message). A
@@ -177,6 +178,7 @@ impl SceneState {
                         .map_or(0, |c| c.timeline_len(&self.view));
                     self.stepper.pos = self.stepper.pos.min(len.saturating_sub(1));
                 }
+                Ok(Err(Error::Cancelled)) => self.job = None,
                 Ok(Err(e)) => {
                     self.error = Some(error_entry(self.scene, &e));
                     self.job = None;
@@ -193,14 +195,21 @@ impl SceneState {
                 }
             }
         }
-        if self.dirty && self.job.is_none() {
+        if self.dirty {
+            // A newer value supersedes the running computation: stop it at its next progress
+            // report instead of waiting for a result nobody will look at.
+            if let Some(old) = self.job.take() {
+                old.progress.cancel();
+            }
             self.dirty = false;
             let (tx, rx) = mpsc::channel();
             let (scene, values, ctx2) = (self.scene, self.values.clone(), ctx.clone());
+            let progress = warpscope_core::progress::Progress::new();
+            let p2 = progress.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("compute {}", scene.id))
                 .spawn(move || {
-                    let r = views::compute(scene, values);
+                    let r = warpscope_core::progress::scope(p2, || views::compute(scene, values));
                     let _ = tx.send(r);
                     ctx2.request_repaint();
                 });
@@ -209,6 +218,7 @@ impl SceneState {
                     self.job = Some(Job {
                         rx,
                         started: Instant::now(),
+                        progress,
                     })
                 }
                 Err(e) => {
@@ -221,10 +231,22 @@ impl SceneState {
         }
     }
 
+    /// Stops the running computation (the last result stays on screen).
+    pub fn cancel(&mut self) {
+        if let Some(job) = self.job.take() {
+            job.progress.cancel();
+        }
+    }
+
+    /// Whether a computation is running off the UI thread.
+    pub fn computing(&self) -> bool {
+        self.job.is_some()
+    }
+
     /// Computes synchronously (tests and headless export).
     pub fn compute_now(&mut self) {
         self.dirty = false;
-        self.job = None;
+        self.cancel();
         match views::compute(self.scene, self.values.clone()) {
             Ok(c) => {
                 self.computed = Some(Arc::new(c));
@@ -436,13 +458,39 @@ impl WarpscopeApp {
                         ui.colored_label(ui.visuals().error_fg_color, msg);
                     }
                     if let Some(job) = &state.job {
+                        let secs = job.started.elapsed().as_secs_f32();
+                        let mut cancel = false;
                         ui.horizontal(|ui| {
-                            ui.spinner();
-                            ui.label(format!(
+                            match job.progress.fraction() {
+                                Some(f) => {
+                                    ui.add(
+                                        egui::ProgressBar::new(f)
+                                            .desired_width(120.0)
+                                            .show_percentage(),
+                                    );
+                                }
+                                None => {
+                                    ui.spinner();
+                                }
+                            }
+                            ui.label(crate::trf!(
+                                ui,
                                 "computing… {:.1} s",
-                                job.started.elapsed().as_secs_f32()
+                                "计算中… {:.1} 秒",
+                                secs
                             ));
+                            cancel = ui
+                                .button(crate::i18n::tr(ui, "Cancel", "取消"))
+                                .on_hover_text(crate::i18n::tr(
+                                    ui,
+                                    "Stop this computation and keep the last result on screen",
+                                    "停止这次计算，屏幕上保留上一次的结果",
+                                ))
+                                .clicked();
                         });
+                        if cancel {
+                            state.cancel();
+                        }
                     }
                 });
             });
@@ -655,5 +703,47 @@ pub fn run(scene: Option<String>, session: Option<warpscope_core::session::Sessi
             );
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newer_value_cancels_the_running_computation_and_cancel_keeps_the_last_result() {
+        let ctx = egui::Context::default();
+        let scene = scene::find("memory-allocator").expect("registered");
+        let mut st = SceneState::new(scene);
+        st.compute_now();
+        assert!(st.computed.is_some(), "{:?}", st.error);
+        let before = st.computed.clone();
+        // The largest run (seconds, not milliseconds) so no job finishes between two polls.
+        let top = scene
+            .params
+            .iter()
+            .find(|p| p.name == "batches")
+            .expect("batches");
+        let max = match top.kind {
+            warpscope_core::params::ParamKind::Int { max, .. } => max,
+            _ => panic!("batches is an integer"),
+        };
+        st.values
+            .set(scene.params, "batches", &max.to_string())
+            .expect("in range");
+        st.dirty = true;
+        st.poll(&ctx);
+        let first = st.job.as_ref().expect("a job runs").progress.clone();
+        st.dirty = true;
+        st.poll(&ctx);
+        assert!(first.is_cancelled(), "the superseded job was not cancelled");
+        let second = st.job.as_ref().expect("the new job runs").progress.clone();
+        assert!(!second.is_cancelled());
+        st.cancel();
+        assert!(second.is_cancelled() && !st.computing());
+        assert!(Arc::ptr_eq(
+            st.computed.as_ref().expect("kept"),
+            before.as_ref().expect("had one")
+        ));
     }
 }

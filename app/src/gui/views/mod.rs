@@ -6,6 +6,7 @@ pub mod generic;
 pub mod layernorm;
 pub mod memory;
 pub mod reduction;
+pub mod snapshot_timeline;
 pub mod softmax;
 pub mod step;
 pub mod trace;
@@ -50,8 +51,8 @@ pub enum Computed {
     MemoryPlan(Box<warpscope_core::memory::plan::PlanOutput>),
     /// `memory-allocator`: the summary and the simulated run with every batch's segment map.
     MemoryAllocator(Box<memory::AllocatorRun>),
-    /// `memory-snapshot`.
-    MemorySnapshot(Box<warpscope_core::memory::snapshot::SnapshotOutput>),
+    /// `memory-snapshot`: the summary and each device's trace timeline.
+    MemorySnapshot(Box<snapshot_timeline::SnapshotRun>),
     /// `step-ledger`.
     StepLedger(Box<warpscope_core::step::ledger::StepOutput>),
     /// `exercises` (drawn from its JSON: each exercise's answer has its own type).
@@ -74,6 +75,12 @@ pub struct ViewState {
     pub playing: bool,
     /// Caching allocator: fraction of a batch accumulated while playing.
     pub carry: f32,
+    /// Snapshot timeline: which of the devices with a trace is shown.
+    pub device: usize,
+    /// Snapshot timeline: the range of events shown (`None`: the whole trace).
+    pub zoom: Option<(usize, usize)>,
+    /// Snapshot timeline: the columns last drawn.
+    pub columns: snapshot_timeline::ColumnCache,
 }
 
 impl Computed {
@@ -102,6 +109,9 @@ impl Computed {
             }
             .timeline()
             .len(),
+            Computed::MemorySnapshot(r) => {
+                snapshot_timeline::shown(r, view.device).map_or(0, |t| t.events.len())
+            }
             _ => 0,
         }
     }
@@ -199,7 +209,24 @@ pub fn compute(scene: &'static Scene, values: ParamValues) -> Result<Computed, E
         }
         "exercises" => Computed::Exercises(scene.report(values)?.result),
         "memory-snapshot" => {
-            Computed::MemorySnapshot(Box::new(warpscope_core::memory::snapshot::run(&values)?))
+            use warpscope_core::memory::{snapshot, timeline};
+            let path = values.text("path")?.trim();
+            let (label, s) = if path.is_empty() {
+                (
+                    "(built-in mini fixture)",
+                    snapshot::parse(snapshot::BUILTIN_FIXTURE)?,
+                )
+            } else {
+                (path, snapshot::read_file(path)?)
+            };
+            let timelines = (0..s.device_traces.len())
+                .filter(|&d| !s.device_traces[d].is_empty())
+                .map(|d| timeline::timeline(&s, d))
+                .collect::<Result<Vec<_>, _>>()?;
+            Computed::MemorySnapshot(Box::new(snapshot_timeline::SnapshotRun {
+                output: snapshot::summarise(label, &s),
+                timelines,
+            }))
         }
         _ => Computed::Json(scene.report(values)?.result),
     })
@@ -222,7 +249,10 @@ pub fn show(ui: &mut egui::Ui, computed: &Computed, state: &mut SceneState) {
         Computed::MemoryLifetimes(o) => memory::show_lifetimes(ui, o),
         Computed::MemoryPlan(o) => memory::show_plan(ui, o),
         Computed::MemoryAllocator(r) => memory::show_allocator(ui, r, state),
-        Computed::MemorySnapshot(o) => memory::show_snapshot(ui, o),
+        Computed::MemorySnapshot(r) => {
+            memory::show_snapshot(ui, &r.output);
+            snapshot_timeline::show(ui, r, state);
+        }
         Computed::StepLedger(o) => step::show_ledger(ui, o),
         Computed::Exercises(v) => step::show_exercises(ui, v),
         Computed::Json(v) => generic::show(ui, v),

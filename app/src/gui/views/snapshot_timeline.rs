@@ -1,0 +1,400 @@
+//! The snapshot's trace as a timeline to scrub: reserved and live requested bytes after every
+//! event, a cursor on one event with its details and neighbours, zoom into a range of events.
+//!
+//! A trace of 250,000 events cannot be drawn one event per pixel; the plot draws one column per
+//! pixel with the minimum and maximum of each column's events ([`Timeline::columns`]), so no
+//! peak is lost, and says on screen when it aggregates. The cursor is the scene's stepper
+//! position, so a session or `export --step N` reproduces the event shown.
+
+use egui::{Color32, Rect, Sense, Stroke, pos2, vec2};
+use warpscope_core::memory::snapshot::SnapshotOutput;
+use warpscope_core::memory::timeline::{Column, Timeline};
+
+use super::widgets::{self, mib_text};
+use crate::gui::SceneState;
+use crate::gui::stepper::figure_mode;
+use crate::i18n::tr;
+
+/// `memory-snapshot` as its view needs it: the summary the CLI prints and the trace of every
+/// device that has one.
+pub struct SnapshotRun {
+    /// What `warpscope report memory-snapshot` prints.
+    pub output: SnapshotOutput,
+    /// One timeline per device with a non-empty trace.
+    pub timelines: Vec<Timeline>,
+}
+
+/// Columns of the last drawing, kept so an idle or scrubbing frame does not rescan the events.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ColumnCache {
+    key: (usize, usize, usize, usize, usize),
+    columns: Vec<Column>,
+}
+
+/// The device timeline the view shows.
+pub fn shown(run: &SnapshotRun, state_device: usize) -> Option<&Timeline> {
+    run.timelines
+        .get(state_device)
+        .or_else(|| run.timelines.first())
+}
+
+const RESERVED: Color32 = widgets::ORANGE;
+const LIVE: Color32 = widgets::BLUE;
+
+/// Draws the timeline of `run` with its scrubber.
+pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, state: &mut SceneState) {
+    ui.add_space(4.0);
+    ui.label(egui::RichText::new(tr(ui, "The trace, event by event", "逐个事件看 trace")).strong());
+    if run.timelines.is_empty() {
+        ui.label(tr(
+            ui,
+            "This file has no trace events (recorded without `_record_memory_history`), so there is nothing to scrub.",
+            "这个文件没有 trace 事件（录制时没有开 `_record_memory_history`），没有可以逐个查看的事件。",
+        ));
+        return;
+    }
+    if run.timelines.len() > 1 && !figure_mode(ui.ctx()) {
+        ui.horizontal(|ui| {
+            ui.label(tr(ui, "Device", "设备"));
+            for (i, t) in run.timelines.iter().enumerate() {
+                if ui
+                    .selectable_label(state.view.device == i, format!("cuda:{}", t.device))
+                    .clicked()
+                {
+                    state.view.device = i;
+                    state.stepper.pos = 0;
+                    state.view.zoom = None;
+                }
+            }
+        });
+    }
+    let Some(t) = shown(run, state.view.device) else {
+        return;
+    };
+    let n = t.events.len();
+    let pos = state.stepper.pos.min(n - 1);
+    let (start, end) = state
+        .view
+        .zoom
+        .filter(|&(a, b)| a < b && b <= n)
+        .unwrap_or((0, n));
+    if !figure_mode(ui.ctx()) {
+        controls(ui, state, n, pos, (start, end));
+    }
+    let pos = state.stepper.pos.min(n - 1);
+    let (start, end) = state
+        .view
+        .zoom
+        .filter(|&(a, b)| a < b && b <= n)
+        .unwrap_or((0, n));
+    plot(ui, t, state, pos, (start, end));
+    details(ui, t, pos);
+}
+
+fn controls(
+    ui: &mut egui::Ui,
+    state: &mut SceneState,
+    n: usize,
+    pos: usize,
+    range: (usize, usize),
+) {
+    let (start, end) = range;
+    if ui.memory(|m| m.focused().is_none()) {
+        let (left, right, home, endk) = ui.input(|i| {
+            (
+                i.key_pressed(egui::Key::ArrowLeft),
+                i.key_pressed(egui::Key::ArrowRight),
+                i.key_pressed(egui::Key::Home),
+                i.key_pressed(egui::Key::End),
+            )
+        });
+        if left {
+            state.stepper.pos = pos.saturating_sub(1);
+        }
+        if right {
+            state.stepper.pos = (pos + 1).min(n - 1);
+        }
+        if home {
+            state.stepper.pos = start;
+        }
+        if endk {
+            state.stepper.pos = end - 1;
+        }
+    }
+    ui.horizontal_wrapped(|ui| {
+        ui.label(tr(ui, "Event", "事件"));
+        let mut p = state.stepper.pos.min(n - 1);
+        let slider = egui::Slider::new(&mut p, start..=end - 1)
+            .clamping(egui::SliderClamping::Always)
+            .smart_aim(false);
+        if ui
+            .add(slider)
+            .on_hover_text(tr(
+                ui,
+                "Scrub through the shown range (← → one event, Home/End: the range's ends)",
+                "在显示的范围内拖动（← → 一次一个事件，Home/End 到范围两端）",
+            ))
+            .changed()
+        {
+            state.stepper.pos = p;
+        }
+        let span = end - start;
+        if ui
+            .add_enabled(
+                span > 16,
+                egui::Button::new(tr(ui, "Zoom in ×4", "放大 ×4")),
+            )
+            .on_hover_text(tr(
+                ui,
+                "Show a quarter of the range, centred on the cursor event",
+                "只看当前范围的四分之一，以光标所在事件为中心",
+            ))
+            .clicked()
+        {
+            let w = (span / 4).max(16);
+            let a = pos.saturating_sub(w / 2).min(n - w);
+            state.view.zoom = Some((a, a + w));
+        }
+        if ui
+            .add_enabled(span < n, egui::Button::new(tr(ui, "Zoom out", "缩小")))
+            .clicked()
+        {
+            let w = (span * 4).min(n);
+            let a = (start + span / 2).saturating_sub(w / 2).min(n - w);
+            state.view.zoom = (w < n).then_some((a, a + w));
+        }
+        if ui
+            .add_enabled(
+                span < n,
+                egui::Button::new(tr(ui, "Whole trace", "整条 trace")),
+            )
+            .clicked()
+        {
+            state.view.zoom = None;
+        }
+    });
+}
+
+fn plot(
+    ui: &mut egui::Ui,
+    t: &Timeline,
+    state: &mut SceneState,
+    pos: usize,
+    range: (usize, usize),
+) {
+    let (start, end) = range;
+    let width = ui.available_width().clamp(200.0, 1600.0);
+    let height = 170.0;
+    let (rect, resp) = ui.allocate_exact_size(vec2(width, height), Sense::click_and_drag());
+    let hint = tr(
+        ui,
+        "Click or drag to move the cursor to an event",
+        "点击或拖动，把光标移到某个事件",
+    );
+    let resp = resp.on_hover_text(hint);
+    let axis_w = 96.0;
+    let area = Rect::from_min_max(
+        pos2(rect.left() + axis_w, rect.top() + 4.0),
+        rect.max - vec2(4.0, 16.0),
+    );
+    let ncols = (area.width().floor() as usize).max(1);
+    let key = (
+        t.events.as_ptr() as usize,
+        t.events.len(),
+        start,
+        end,
+        ncols,
+    );
+    if state.view.columns.key != key {
+        state.view.columns = ColumnCache {
+            key,
+            columns: t.columns(start..end, ncols),
+        };
+    }
+    let cols = &state.view.columns.columns;
+    let top = cols
+        .iter()
+        .map(|c| c.reserved.1.max(c.allocated.1))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let painter = ui.painter_at(rect);
+    let visuals = ui.visuals();
+    painter.rect_stroke(
+        area,
+        0.0,
+        Stroke::new(1.0, visuals.weak_text_color()),
+        egui::StrokeKind::Inside,
+    );
+    let y = |bytes: u64| area.bottom() - (bytes as f64 / top as f64) as f32 * area.height();
+    let span = (end - start) as f32;
+    let x_of = |event: usize| area.left() + ((event - start) as f32 + 0.5) / span * area.width();
+    let cw = (area.width() / cols.len().max(1) as f32).max(1.0);
+    for (i, c) in cols.iter().enumerate() {
+        let x = area.left() + (i as f32 + 0.5) * cw;
+        for ((lo, hi), colour) in [(c.reserved, RESERVED), (c.allocated, LIVE)] {
+            let (y0, y1) = (y(lo), y(hi));
+            if (y0 - y1).abs() < 1.0 {
+                painter.line_segment(
+                    [pos2(x - cw / 2.0, y1), pos2(x + cw / 2.0, y1)],
+                    Stroke::new(1.5, colour),
+                );
+            } else {
+                painter.line_segment([pos2(x, y0), pos2(x, y1)], Stroke::new(cw.min(2.0), colour));
+            }
+        }
+    }
+    let text = visuals.text_color();
+    let font = egui::FontId::proportional(11.0);
+    painter.text(
+        pos2(area.left() - 4.0, area.top()),
+        egui::Align2::RIGHT_TOP,
+        mib_text(top),
+        font.clone(),
+        text,
+    );
+    painter.text(
+        pos2(area.left() - 4.0, area.bottom()),
+        egui::Align2::RIGHT_BOTTOM,
+        "0 MiB",
+        font.clone(),
+        text,
+    );
+    painter.text(
+        pos2(area.left(), area.bottom() + 2.0),
+        egui::Align2::LEFT_TOP,
+        start.to_string(),
+        font.clone(),
+        text,
+    );
+    painter.text(
+        pos2(area.right(), area.bottom() + 2.0),
+        egui::Align2::RIGHT_TOP,
+        (end - 1).to_string(),
+        font.clone(),
+        text,
+    );
+    if (start..end).contains(&pos) {
+        let x = x_of(pos);
+        painter.line_segment(
+            [pos2(x, area.top()), pos2(x, area.bottom())],
+            Stroke::new(1.5, visuals.strong_text_color()),
+        );
+    }
+    if let Some(p) = resp.interact_pointer_pos()
+        && area.x_range().contains(p.x)
+    {
+        let f = ((p.x - area.left()) / area.width()).clamp(0.0, 1.0);
+        state.stepper.pos = (start + (f * span) as usize).min(end - 1);
+    }
+    legend(ui, (end - start, cols.len()));
+}
+
+fn legend(ui: &mut egui::Ui, (events, columns): (usize, usize)) {
+    ui.horizontal_wrapped(|ui| {
+        swatch(ui, RESERVED);
+        ui.label(tr(ui, "reserved (segments)", "reserved（段）"));
+        swatch(ui, LIVE);
+        ui.label(tr(
+            ui,
+            "live requested bytes (alloc − free_completed)",
+            "存活的请求字节（alloc − free_completed）",
+        ));
+        let per = events as f64 / columns.max(1) as f64;
+        let note = if per > 1.0 {
+            crate::trf!(
+                ui,
+                "· aggregated: {} events in {} columns, each column the min–max of ~{:.0} events",
+                "· 已聚合：{} 个事件画成 {} 列，每列是约 {:.0} 个事件的最小–最大值",
+                events,
+                columns,
+                per
+            )
+        } else {
+            crate::trf!(
+                ui,
+                "· every one of the {} events drawn",
+                "· {} 个事件逐个画出",
+                events
+            )
+        };
+        ui.label(egui::RichText::new(note).small());
+    });
+}
+
+fn swatch(ui: &mut egui::Ui, c: Color32) {
+    let (r, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
+    ui.painter().rect_filled(r, 2.0, c);
+}
+
+fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize) {
+    let Some(e) = t.events.get(pos) else {
+        return;
+    };
+    ui.label(
+        egui::RichText::new(crate::trf!(
+            ui,
+            "Event {} of {}: {} of {} at 0x{:x} — reserved {}, live {}",
+            "第 {} 个事件（共 {} 个）：{}，{}，地址 0x{:x} —— reserved {}，存活 {}",
+            pos,
+            t.events.len(),
+            e.action,
+            mib_text(e.size),
+            e.addr,
+            mib_text(e.reserved),
+            mib_text(e.allocated)
+        ))
+        .strong(),
+    );
+    let lo = pos.saturating_sub(4);
+    let hi = (pos + 5).min(t.events.len());
+    egui::Grid::new("snapshot-events")
+        .num_columns(5)
+        .striped(true)
+        .show(ui, |ui| {
+            for h in [
+                tr(ui, "event", "事件"),
+                tr(ui, "action", "动作"),
+                tr(ui, "size", "大小"),
+                "reserved",
+                tr(ui, "live", "存活"),
+            ] {
+                ui.label(egui::RichText::new(h).small().strong());
+            }
+            ui.end_row();
+            for (i, e) in t.events[lo..hi].iter().enumerate() {
+                let i = lo + i;
+                let mark = |s: String| {
+                    let r = egui::RichText::new(s).small();
+                    if i == pos { r.strong() } else { r }
+                };
+                ui.label(mark(format!("{}{i}", if i == pos { "▶ " } else { "" })));
+                ui.label(mark(e.action.to_owned()));
+                ui.label(mark(format!("{} B", e.size)));
+                ui.label(mark(mib_text(e.reserved)));
+                ui.label(mark(mib_text(e.allocated)));
+                ui.end_row();
+            }
+        });
+    let mut notes = Vec::new();
+    if t.unmatched_frees > 0 {
+        notes.push(crate::trf!(
+            ui,
+            "The trace starts mid-run: {} frees of blocks allocated earlier; their {} are counted as live from the first event.",
+            "trace 从运行中途开始：有 {} 次释放的块在 trace 之前就已分配；它们的 {} 从第一个事件起计为存活。",
+            t.unmatched_frees,
+            mib_text(t.start_allocated)
+        ));
+    }
+    if t.inconsistent > 0 {
+        notes.push(crate::trf!(
+            ui,
+            "{} segment events disagree with the file's segments (a trimmed trace?); reserved is clamped at 0 there.",
+            "{} 个段事件与文件里的段对不上（trace 被截短了？）；那里的 reserved 按 0 截断。",
+            t.inconsistent
+        ));
+    }
+    for n in notes {
+        ui.add(egui::Label::new(egui::RichText::new(n).small().italics()).wrap());
+    }
+}

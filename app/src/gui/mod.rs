@@ -106,7 +106,12 @@ struct Job {
     rx: mpsc::Receiver<Result<Computed, Error>>,
     started: Instant,
     progress: Arc<warpscope_core::progress::Progress>,
+    values: ParamValues,
 }
+
+/// Results kept per scene, so moving a slider back to a value it had recently shows that result
+/// at once instead of recomputing it.
+const RECENT_RESULTS: usize = 4;
 
 /// An error as the parameter panel shows it: (the parameter it names, or "", the message). A
 /// file that cannot be read ([`Error::BadInput`]) is shown under the scene's text field (its
@@ -146,6 +151,8 @@ pub struct SceneState {
     pub gpu: gpu::GpuPanel,
     job: Option<Job>,
     dirty: bool,
+    /// The last [`RECENT_RESULTS`] results with the values that produced them, newest last.
+    recent: std::collections::VecDeque<(ParamValues, Arc<Computed>)>,
 }
 
 impl SceneState {
@@ -161,6 +168,7 @@ impl SceneState {
             gpu: gpu::GpuPanel::default(),
             job: None,
             dirty: true,
+            recent: std::collections::VecDeque::new(),
         }
     }
 
@@ -169,14 +177,11 @@ impl SceneState {
         if let Some(job) = &self.job {
             match job.rx.try_recv() {
                 Ok(Ok(c)) => {
-                    self.computed = Some(Arc::new(c));
-                    self.error = None;
-                    self.job = None;
-                    let len = self
-                        .computed
-                        .as_ref()
-                        .map_or(0, |c| c.timeline_len(&self.view));
-                    self.stepper.pos = self.stepper.pos.min(len.saturating_sub(1));
+                    let c = Arc::new(c);
+                    if let Some(done) = self.job.take() {
+                        self.remember(done.values, c.clone());
+                    }
+                    self.show_result(c);
                 }
                 Ok(Err(Error::Cancelled)) => self.job = None,
                 Ok(Err(e)) => {
@@ -202,6 +207,10 @@ impl SceneState {
                 old.progress.cancel();
             }
             self.dirty = false;
+            if let Some(c) = self.recalled() {
+                self.show_result(c);
+                return;
+            }
             let (tx, rx) = mpsc::channel();
             let (scene, values, ctx2) = (self.scene, self.values.clone(), ctx.clone());
             let progress = warpscope_core::progress::Progress::new();
@@ -219,6 +228,7 @@ impl SceneState {
                         rx,
                         started: Instant::now(),
                         progress,
+                        values: self.values.clone(),
                     })
                 }
                 Err(e) => {
@@ -229,6 +239,38 @@ impl SceneState {
                 }
             }
         }
+    }
+
+    /// A recent result for the current values. Scenes that read a file are never recalled: the
+    /// file may have changed since.
+    fn recalled(&self) -> Option<Arc<Computed>> {
+        let reads_file = self
+            .scene
+            .params
+            .iter()
+            .any(|p| matches!(p.kind, warpscope_core::params::ParamKind::Text { .. }));
+        if reads_file {
+            return None;
+        }
+        self.recent
+            .iter()
+            .find(|(v, _)| *v == self.values)
+            .map(|(_, c)| c.clone())
+    }
+
+    fn remember(&mut self, values: ParamValues, c: Arc<Computed>) {
+        self.recent.retain(|(v, _)| *v != values);
+        if self.recent.len() == RECENT_RESULTS {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((values, c));
+    }
+
+    fn show_result(&mut self, c: Arc<Computed>) {
+        let len = c.timeline_len(&self.view);
+        self.computed = Some(c);
+        self.error = None;
+        self.stepper.pos = self.stepper.pos.min(len.saturating_sub(1));
     }
 
     /// Stops the running computation (the last result stays on screen).
@@ -247,10 +289,15 @@ impl SceneState {
     pub fn compute_now(&mut self) {
         self.dirty = false;
         self.cancel();
+        if let Some(c) = self.recalled() {
+            self.show_result(c);
+            return;
+        }
         match views::compute(self.scene, self.values.clone()) {
             Ok(c) => {
-                self.computed = Some(Arc::new(c));
-                self.error = None;
+                let c = Arc::new(c);
+                self.remember(self.values.clone(), c.clone());
+                self.show_result(c);
             }
             Err(e) => self.error = Some(error_entry(self.scene, &e)),
         }
@@ -743,6 +790,15 @@ mod tests {
         assert!(second.is_cancelled() && !st.computing());
         assert!(Arc::ptr_eq(
             st.computed.as_ref().expect("kept"),
+            before.as_ref().expect("had one")
+        ));
+        // Back to the defaults: the earlier result is shown at once, with no new job.
+        st.values = scene.defaults();
+        st.dirty = true;
+        st.poll(&ctx);
+        assert!(!st.computing(), "the defaults were recomputed");
+        assert!(Arc::ptr_eq(
+            st.computed.as_ref().expect("recalled"),
             before.as_ref().expect("had one")
         ));
     }

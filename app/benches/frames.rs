@@ -7,7 +7,9 @@
 //! keeps asking for repaints after settling would show the app is not idle; that is reported.
 //!
 //! `frame/memory-snapshot-250k` draws the snapshot scene with a synthetic 250,000-event trace
-//! (see `warpscope_core::memory::snapshot::synthetic`).
+//! (see `warpscope_core::memory::snapshot::synthetic`); `…-scrub` moves the trace cursor every
+//! frame, `…-zoom` changes the shown range of events every frame (the plot's min–max columns are
+//! recomputed from all events in the range).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -81,6 +83,36 @@ fn bench_frames(c: &mut Criterion) {
             black_box(&h);
         })
     });
+    // Scrubbing: the cursor moves every frame (the plot's columns are reused).
+    let mut pos = 0usize;
+    g.bench_function(
+        BenchmarkId::from_parameter("memory-snapshot-250k-scrub"),
+        |b| {
+            b.iter(|| {
+                pos = (pos + 997) % 250_000;
+                if let Some(st) = h.state_mut().state("memory-snapshot") {
+                    st.stepper.pos = pos;
+                }
+                h.step();
+                black_box(&h);
+            })
+        },
+    );
+    // Zooming: the shown range changes every frame (the columns are recomputed from the events).
+    let mut wide = false;
+    g.bench_function(
+        BenchmarkId::from_parameter("memory-snapshot-250k-zoom"),
+        |b| {
+            b.iter(|| {
+                wide = !wide;
+                if let Some(st) = h.state_mut().state("memory-snapshot") {
+                    st.view.zoom = if wide { None } else { Some((60_000, 122_500)) };
+                }
+                h.step();
+                black_box(&h);
+            })
+        },
+    );
     g.finish();
 }
 

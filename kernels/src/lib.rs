@@ -28,6 +28,7 @@ pub mod adam;
 pub mod data;
 pub mod dgamma;
 pub mod layernorm;
+pub mod record;
 pub mod run;
 pub mod runner;
 pub mod softmax;

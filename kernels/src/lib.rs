@@ -34,8 +34,8 @@ pub mod runner;
 pub mod softmax;
 
 pub use run::{
-    Comparison, CopyBandwidth, KERNELS, KernelInfo, KernelParam, KernelRun, RunOptions, VariantRun,
-    kernel_info, kernel_names, run_kernel, run_kernel_with,
+    Comparison, CopyBandwidth, F16Storage, KERNELS, KernelInfo, KernelParam, KernelRun, RunOptions,
+    VariantRun, kernel_info, kernel_names, run_kernel, run_kernel_with,
 };
 pub use runner::{KernelError, Timing, TimingMethod, Tolerance, Verification};
 

@@ -202,7 +202,9 @@ impl GpuPanel {
                         ui.strong(h);
                     }
                     ui.end_row();
-                    for v in &r.variants {
+                    // Adam's FP16-storage layouts (when the adapter has SHADER_F16) below f32's.
+                    let f16 = r.f16_storage.iter().flat_map(|f| &f.variants);
+                    for v in r.variants.iter().chain(f16) {
                         ui.label(&v.name);
                         ui.monospace(v.launches.to_string());
                         ui.monospace(format!("{:.1e}", v.verification.max_abs_error));

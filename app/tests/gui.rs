@@ -467,3 +467,52 @@ fn run_on_gpu_records_the_warp_beside_the_simulation() {
     h.run();
     h.snapshot("softmax-warp-recorded");
 }
+
+#[test]
+fn run_on_gpu_records_the_layernorm_block_with_one_barrier() {
+    if !adapter_or_skip() {
+        return;
+    }
+    let dev = match warpscope_kernels::DeviceContext::open() {
+        Ok(d) => d,
+        Err(e) => panic!("an adapter was enumerated but does not open: {e}"),
+    };
+    let mut app = WarpscopeApp::new(Some("layernorm-syncs"));
+    app.synchronous = true;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 1500.0))
+        .wgpu()
+        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
+    h.run();
+    h.get_by_label_contains("Real GPU run: kernel layernorm-bw")
+        .click();
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.run();
+    h.run();
+    if !dev.report.subgroups {
+        h.get_by_label_contains("No recording:");
+        return;
+    }
+    let n = dev.report.subgroup_max_size;
+    if dev.report.subgroup_min_size != n {
+        eprintln!("the adapter may vary its subgroup size; the label is checked by the other test");
+        return;
+    }
+    h.get_by_label(&format!("recorded on {} (subgroup {n})", dev.report.name));
+    // The default block is 32 threads: 32 / n subgroups meeting after one barrier, where the
+    // simulated blockReduce needs two.
+    if n < 32 {
+        h.get_by_label_contains(&format!(
+            "the block's {} subgroups meet in shared memory after 1 barrier",
+            32 / n
+        ));
+    }
+    // Jump to the simulation's first barrier: the recorded replay is past its butterflies too.
+    h.get_by_label("Next barrier >|").click();
+    h.run();
+    h.get_by_label_contains("Real GPU run: kernel layernorm-bw")
+        .click();
+    h.run();
+    h.snapshot("layernorm-syncs-recorded");
+}

@@ -577,8 +577,7 @@ pub fn softmax_warp(ctx: &DeviceContext, p: &WarpParams) -> Result<Recording, Ke
         .warps
         .iter()
         .flat_map(|w| &w.events)
-        .filter(|e| e.kind == EventKind::Compute && e.level.is_some_and(|l| l > 0))
-        .last()
+        .rfind(|e| e.kind == EventKind::Compute && e.level.is_some_and(|l| l > 0))
         .map(|e| {
             e.lanes
                 .iter()
@@ -616,7 +615,7 @@ pub fn softmax_warp(ctx: &DeviceContext, p: &WarpParams) -> Result<Recording, Ke
         "∇x written by the device vs the simulation's (stored as {}): max |difference| {dx_diff:.1e}",
         p.dtype.name()
     ));
-    let explanation = explain_butterfly(size, &ctx.report.name);
+    let explanation = explain_butterfly(size, &ctx.report.name, Some(cols));
     let comparison = TraceComparison::of(&sim.trace, &trace, values, explanation);
     finish(
         "softmax-warp",
@@ -634,19 +633,28 @@ pub fn softmax_warp(ctx: &DeviceContext, p: &WarpParams) -> Result<Recording, Ke
     )
 }
 
-fn explain_butterfly(size: u32, adapter: &str) -> String {
+/// Why the butterflies differ; `row_len` = Some(L) when one subgroup reduces a row of L
+/// (each lane first sums ⌈L/size⌉ elements).
+fn explain_butterfly(size: u32, adapter: &str, row_len: Option<u32>) -> String {
     if size == 32 {
-        format!(
+        return format!(
             "{adapter} runs 32-lane subgroups like CUDA warps: the same log2 32 = 5 butterfly \
              levels; values differ only by summation order"
-        )
-    } else {
-        format!(
-            "{adapter} runs subgroups of {size} lanes, not 32: each lane sums {}× as many \
-             elements before the butterfly, which has log2 {size} = {} levels instead of 5",
-            32f64 / f64::from(size),
-            size.max(1).ilog2()
-        )
+        );
+    }
+    let levels = size.max(1).ilog2();
+    match row_len {
+        Some(l) => format!(
+            "{adapter} runs subgroups of {size} lanes, not 32: each lane first sums {} elements \
+             (a 32-lane warp's lane, {}), then a butterfly of log2 {size} = {levels} levels \
+             instead of 5",
+            l.div_ceil(size.max(1)),
+            l.div_ceil(32)
+        ),
+        None => format!(
+            "{adapter} runs subgroups of {size} lanes, not 32: each butterfly has log2 {size} = \
+             {levels} levels instead of 5"
+        ),
     }
 }
 
@@ -783,7 +791,10 @@ pub fn layernorm_syncs(ctx: &DeviceContext, p: &SyncsParams) -> Result<Recording
             ),
             Op::Compute if rc.level == Some(0) => (
                 EventKind::Compute,
-                format!("thread partial of {}", if v == 0 { "Σg" } else { "Σg·x̂" }),
+                format!(
+                    "v{v}: thread partial of {}",
+                    if v == 0 { "Σg" } else { "Σg·x̂" }
+                ),
             ),
             Op::Compute if rc.level.is_some() => {
                 (EventKind::Compute, format!("v{v}: add partner's value"))
@@ -878,7 +889,7 @@ pub fn layernorm_syncs(ctx: &DeviceContext, p: &SyncsParams) -> Result<Recording
         "{}; the block of {wg} threads is {n_sg} subgroup(s) whose partials meet in shared \
          memory after one barrier (every invocation adds them), where the simulated LightSeq \
          blockReduce uses 2 barriers (warp 0 reduces the partials, then broadcasts)",
-        explain_butterfly(size, &ctx.report.name)
+        explain_butterfly(size, &ctx.report.name, None)
     );
     let comparison = TraceComparison::of(&sim.trace_fused, &trace, values, explanation);
     finish(

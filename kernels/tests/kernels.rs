@@ -337,7 +337,7 @@ fn adam_f16_storage_matches_f64_within_one_fp16_unit() {
                 o.name
             );
             // Every stored p is an FP16 value.
-            assert_eq!(h(o.output[i] as f32), got);
+            assert_eq!(h(o.output[i]), got);
             let (gm, gv) = (f64::from(o.output[n + i]), f64::from(o.output[2 * n + i]));
             assert!(
                 (gm - m).abs() <= 1e-5 + 1e-4 * m.abs(),

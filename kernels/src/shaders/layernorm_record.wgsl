@@ -107,28 +107,36 @@ fn record_rows(
         }
         step += 2u;
     }
-    record(step, COMPUTE, 0u, TAG_V0, 0u, NONE, acc.x);
-    record(step + 1u, COMPUTE, 0u, TAG_V1, 0u, NONE, acc.y);
-    step += 2u;
     // What the production kernel computes (subgroupAdd), kept as a check, not an event.
     let reference = subgroupAdd(acc);
     record(step, CHECK, NO_LEVEL, TAG_V0, 0u, NONE, reference.x);
     record(step + 1u, CHECK, NO_LEVEL, TAG_V1, 0u, NONE, reference.y);
     step += 2u;
-    var level = 1u;
+    // Σg's butterfly, then Σg·x̂'s (two f32 shuffles a level, as a vec2 shuffle is lowered),
+    // each starting from the thread's partial.
     var part = acc;
-    let me = lane;
+    record(step, COMPUTE, 0u, TAG_V0, 0u, NONE, part.x);
+    step += 1u;
+    var level = 1u;
     for (var off = sg_size >> 1u; off > 0u; off = off >> 1u) {
-        let partner = subgroupShuffleXor(me, off);
+        let partner = subgroupShuffleXor(lane, off);
         let o0 = subgroupShuffleXor(part.x, off);
         record(step, SHUFFLE_XOR, level, TAG_V0, off, partner, o0);
         part.x += o0;
         record(step + 1u, COMPUTE, level, TAG_V0, off, NONE, part.x);
+        step += 2u;
+        level += 1u;
+    }
+    record(step, COMPUTE, 0u, TAG_V1, 0u, NONE, part.y);
+    step += 1u;
+    level = 1u;
+    for (var off = sg_size >> 1u; off > 0u; off = off >> 1u) {
+        let partner = subgroupShuffleXor(lane, off);
         let o1 = subgroupShuffleXor(part.y, off);
-        record(step + 2u, SHUFFLE_XOR, level, TAG_V1, off, partner, o1);
+        record(step, SHUFFLE_XOR, level, TAG_V1, off, partner, o1);
         part.y += o1;
-        record(step + 3u, COMPUTE, level, TAG_V1, off, NONE, part.y);
-        step += 4u;
+        record(step + 1u, COMPUTE, level, TAG_V1, off, NONE, part.y);
+        step += 2u;
         level += 1u;
     }
     if (lane == 0u) {

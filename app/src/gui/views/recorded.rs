@@ -1,7 +1,8 @@
 //! A scene's simulated trace beside the same reduction recorded on the GPU adapter
 //! (`warpscope_kernels::record`): the figures that differ highlighted, a one-line reason, and
-//! both traces replayed with one stepper (the recorded one follows by phase: before the
-//! butterfly, the butterfly, after it) or, unlinked, its own.
+//! both traces replayed with one stepper (the recorded one follows it between landmarks both
+//! have: the first shuffle, the end of the butterflies, each barrier passed) or, unlinked, its
+//! own.
 
 use warpscope_core::simt::{EventKind, Trace};
 use warpscope_kernels::record::{Recording, TraceComparison};
@@ -11,23 +12,47 @@ use crate::gui::SceneState;
 use crate::i18n::tr;
 use crate::trf;
 
-/// Phase boundaries of `timeline`: (first shuffle, one past the last shuffle), as timeline
-/// positions; (len, len) when the trace has no shuffle.
-fn phases(trace: &Trace, timeline: &[(usize, usize)]) -> (usize, usize) {
-    let is_shfl = |&(w, i): &(usize, usize)| {
-        matches!(trace.warps[w].events[i].kind, EventKind::Shuffle { .. })
-    };
-    let first = timeline.iter().position(is_shfl);
-    let last = timeline.iter().rposition(is_shfl);
-    match (first, last) {
-        (Some(a), Some(b)) => (a, b + 1),
-        _ => (timeline.len(), timeline.len()),
-    }
+/// A landmark both traces may have: where their butterflies start, where they are all done,
+/// and where each barrier has been reached by every warp (its last event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Landmark {
+    FirstShuffle,
+    AfterShuffles,
+    Barrier(u32),
 }
 
-/// The position in the recorded timeline at the same phase, and the same fraction of it, as
-/// `pos` in the simulated one. Phases: before the first shuffle, from the first to the last
-/// shuffle (the butterflies), after.
+/// The landmarks of `trace` with their timeline positions.
+fn landmarks(trace: &Trace, timeline: &[(usize, usize)]) -> Vec<(Landmark, usize)> {
+    let kind = |&(w, i): &(usize, usize)| trace.warps[w].events[i].kind;
+    let is_shfl = |e: &(usize, usize)| matches!(kind(e), EventKind::Shuffle { .. });
+    let mut out = Vec::new();
+    if let (Some(a), Some(b)) = (
+        timeline.iter().position(is_shfl),
+        timeline.iter().rposition(is_shfl),
+    ) {
+        out.push((Landmark::FirstShuffle, a));
+        if b + 1 < timeline.len() {
+            out.push((Landmark::AfterShuffles, b + 1));
+        }
+    }
+    let mut last_of: Vec<(u32, usize)> = Vec::new();
+    for (p, e) in timeline.iter().enumerate() {
+        if let EventKind::Barrier { index } = kind(e) {
+            match last_of.iter_mut().find(|(k, _)| *k == index) {
+                Some(slot) => slot.1 = p,
+                None => last_of.push((index, p)),
+            }
+        }
+    }
+    out.extend(last_of.into_iter().map(|(k, p)| (Landmark::Barrier(k), p)));
+    out
+}
+
+/// The position in the recorded timeline that corresponds to `pos` in the simulated one:
+/// piecewise linear between landmarks both traces have (the first shuffle, the end of the
+/// butterflies, each barrier passed), taken in the simulation's order and kept only while they
+/// also advance in the recording; the event just before a landmark maps to the event just
+/// before it.
 pub fn linked_pos(
     sim: &Trace,
     sim_tl: &[(usize, usize)],
@@ -35,22 +60,50 @@ pub fn linked_pos(
     rec_tl: &[(usize, usize)],
     pos: usize,
 ) -> usize {
-    let (sa, sb) = phases(sim, sim_tl);
-    let (ra, rb) = phases(rec, rec_tl);
-    let (s0, s1, r0, r1) = if pos < sa {
-        (0, sa, 0, ra)
-    } else if pos < sb {
-        (sa, sb, ra, rb)
-    } else {
-        (sb, sim_tl.len(), rb, rec_tl.len())
+    let (Some(s_end), Some(r_end)) = (sim_tl.len().checked_sub(1), rec_tl.len().checked_sub(1))
+    else {
+        return 0;
     };
-    let frac = if s1 > s0 + 1 {
-        (pos - s0) as f64 / (s1 - s0 - 1) as f64
-    } else {
-        0.0
-    };
-    let span = r1.saturating_sub(r0).saturating_sub(1);
-    (r0 + (frac * span as f64).round() as usize).min(rec_tl.len().saturating_sub(1))
+    let rec_marks = landmarks(rec, rec_tl);
+    let mut common: Vec<(usize, usize)> = landmarks(sim, sim_tl)
+        .into_iter()
+        .filter_map(|(k, s)| {
+            rec_marks
+                .iter()
+                .find(|(k2, _)| *k2 == k)
+                .map(|(_, r)| (s, *r))
+        })
+        .collect();
+    common.sort_unstable();
+    let mut points = vec![(0usize, 0usize)];
+    for (s, r) in common {
+        let &(ps, pr) = points.last().unwrap_or(&(0, 0));
+        if s > ps && r > pr {
+            if s - 1 > ps && r - 1 >= pr {
+                points.push((s - 1, r - 1));
+            }
+            points.push((s, r));
+        }
+    }
+    if let Some(&(ps, pr)) = points.last()
+        && s_end > ps
+        && r_end >= pr
+    {
+        points.push((s_end, r_end));
+    }
+    let pos = pos.min(s_end);
+    for w in points.windows(2) {
+        let ((s0, r0), (s1, r1)) = (w[0], w[1]);
+        if (s0..=s1).contains(&pos) {
+            let frac = if s1 > s0 {
+                (pos - s0) as f64 / (s1 - s0) as f64
+            } else {
+                0.0
+            };
+            return (r0 + (frac * (r1 - r0) as f64).round() as usize).min(r_end);
+        }
+    }
+    points.last().map_or(0, |&(_, r)| r.min(r_end))
 }
 
 /// The trace `sim` of scene `scene`, with the recording beside it when there is one for the
@@ -383,5 +436,69 @@ mod tests {
         assert_eq!(linked_pos(&sim, &st, &rec, &rt, 10), 26);
         // Half-way through the 5 levels is half-way through the 3.
         assert_eq!(linked_pos(&sim, &st, &rec, &rt, 6), 17);
+    }
+
+    #[test]
+    fn a_barrier_maps_to_the_barrier_even_when_the_orders_differ() {
+        // Simulated: shuffles, barrier, more shuffles (warp 0's second stage), end.
+        let mut b = Block::new("sim", BlockShape::new(32, 32).unwrap());
+        let v = vec![1.0f32; 32];
+        for k in 0..3 {
+            b.shfl(
+                0,
+                ShuffleMode::Xor,
+                1 << k,
+                &v,
+                Mask::first(32),
+                "s",
+                Some(1),
+            );
+        }
+        b.barrier("bar");
+        for k in 0..3 {
+            b.shfl(
+                0,
+                ShuffleMode::Xor,
+                1 << k,
+                &v,
+                Mask::first(32),
+                "s",
+                Some(1),
+            );
+        }
+        b.compute(0, &[1.0], Mask::first(32), "post", None);
+        let sim = b.finish();
+        // Recorded: two subgroups' shuffles, then both reach the barrier, then partial loads.
+        let mut b = Block::new("rec", BlockShape::new(16, 8).unwrap());
+        let v = vec![1.0f32; 8];
+        for w in 0..2 {
+            for k in 0..3 {
+                b.shfl(
+                    w,
+                    ShuffleMode::Xor,
+                    1 << k,
+                    &v,
+                    Mask::first(8),
+                    "s",
+                    Some(1),
+                );
+            }
+        }
+        b.barrier("bar");
+        for w in 0..2 {
+            b.compute(w, &[1.0], Mask::first(8), "post", None);
+        }
+        let rec = b.finish();
+        let (st, rt) = (sim.timeline(), rec.timeline());
+        // The simulated barrier (position 3) is the recorded one passed (position 7: the
+        // second subgroup's arrival), though the simulation shuffles again after it.
+        assert_eq!(linked_pos(&sim, &st, &rec, &rt, 3), 7);
+        assert_eq!(linked_pos(&sim, &st, &rec, &rt, 0), 0);
+        assert_eq!(linked_pos(&sim, &st, &rec, &rt, st.len() - 1), rt.len() - 1);
+        // Monotone: stepping forward never steps the recording back.
+        let mapped: Vec<usize> = (0..st.len())
+            .map(|p| linked_pos(&sim, &st, &rec, &rt, p))
+            .collect();
+        assert!(mapped.windows(2).all(|w| w[0] <= w[1]), "{mapped:?}");
     }
 }

@@ -466,6 +466,12 @@ fn run_on_gpu_records_the_warp_beside_the_simulation() {
         .click();
     h.run();
     h.snapshot("softmax-warp-recorded");
+    // Another row length: the recording no longer matches the simulation, and says so.
+    h.get_by_role_and_label(Role::Slider, "row length L")
+        .set_value_accesskit(64.0);
+    h.run();
+    h.get_by_label_contains("made with other parameters");
+    assert!(h.query_by_label_contains("at the same phase").is_none());
 }
 
 #[test]
@@ -515,4 +521,38 @@ fn run_on_gpu_records_the_layernorm_block_with_one_barrier() {
         .click();
     h.run();
     h.snapshot("layernorm-syncs-recorded");
+}
+
+#[test]
+fn recorded_view_speaks_chinese() {
+    if !adapter_or_skip() {
+        return;
+    }
+    let dev = match warpscope_kernels::DeviceContext::open() {
+        Ok(d) if d.report.subgroups && d.report.subgroup_min_size == d.report.subgroup_max_size => {
+            d
+        }
+        Ok(_) => return, // no subgroups, or a varying size: the English tests cover it
+        Err(e) => panic!("an adapter was enumerated but does not open: {e}"),
+    };
+    let mut h = harness("layernorm-syncs");
+    h.run();
+    h.get_by_role_and_label(Role::ComboBox, "Language").click();
+    h.run();
+    h.get_by_label("中文").click();
+    h.run();
+    h.get_by_label_contains("kernel layernorm-bw").click();
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.run();
+    h.run();
+    // Every glyph of the recorded view is in the embedded CJK subset (kittest panics otherwise).
+    let n = dev.report.subgroup_max_size;
+    h.get_by_label(&format!("实录于 {}（子组 {n}）", dev.report.name));
+    assert!(
+        h.query_all_by_label_contains("栅栏数").count() >= 1,
+        "the barriers row"
+    );
+    h.get_by_label("Next barrier >|").click();
+    h.run();
 }

@@ -502,7 +502,7 @@ pub fn softmax_warp(ctx: &DeviceContext, p: &WarpParams) -> Result<Recording, Ke
     let grad = r.storage("∇y", &sim.dy)?;
     let inp = r.storage("y", &sim.y)?;
     let dx = r.zeros("∇x", cols as usize)?;
-    let rec = r.storage_bytes("records", &vec![0u8; slots * REC_WORDS * 4])?;
+    let rec = r.zeros("records", slots * REC_WORDS)?;
     let counters = r.storage_bytes("counters", &u32_bytes(&[0; 4]))?;
     let pipe = r.pipeline(SOFTMAX, "record_row", &[])?;
     let d = vec![crate::runner::Dispatch {
@@ -740,7 +740,7 @@ pub fn layernorm_syncs(ctx: &DeviceContext, p: &SyncsParams) -> Result<Recording
     let mub = r.storage("μ", &mu)?;
     let rb = r.storage("r", &rstd)?;
     let sums = r.zeros("sums", 2 * rows)?;
-    let rec = r.storage_bytes("records", &vec![0u8; slots * REC_WORDS * 4])?;
+    let rec = r.zeros("records", slots * REC_WORDS)?;
     let counters = r.storage_bytes("counters", &u32_bytes(&[0; 4]))?;
     let pipe = r.pipeline(LAYERNORM, "record_rows", &[("WG", f64::from(wg))])?;
     let d = vec![crate::runner::Dispatch {

@@ -245,6 +245,16 @@ fn record_buffer_decodes_by_hand() {
     let l = &t.warps[1].events[0];
     assert!(!l.lanes[0].active && l.lanes[1].active);
     assert_eq!(l.metrics.sectors, Some(1));
+    // Lanes that disagree on the subgroup size cannot be one warp width: an error.
+    let mut mixed = rec(0, 0, 1, 255, 0, 0, 0, 0, 1.0);
+    let mut other = rec(1, 0, 1, 255, 0, 0, 1, 4, 1.0);
+    other[5] = 4 << 16;
+    mixed.extend(other);
+    let recs = record::parse(&mixed, "t").unwrap();
+    let e = record::build_trace(&recs, 0, "t", "hand", 4, &describe).unwrap_err();
+    assert!(e.to_string().contains("subgroup size"), "{e}");
+    // No records for the workgroup: an error naming it.
+    assert!(record::build_trace(&recs, 3, "t", "hand", 4, &describe).is_err());
     // A bad op code is an error, not a panic.
     let mut bad = rec(0, 0, 99, 0, 0, 0, 0, 0, 0.0);
     assert!(record::parse(&bad, "t").is_err());

@@ -19,6 +19,11 @@ out=$(mktemp -d)
 "$bin" run layernorm-dgamma --set rows=4096 --set cols=1024 --set runs="$runs" --json > "$out/layernorm-dgamma.json"
 "$bin" run softmax-bw --set rows=2048 --set len=512 --set runs="$runs" --json > "$out/softmax-bw.json"
 "$bin" run adam --set layers=4 --set hidden=512 --set vocab=8192 --set runs="$runs" --json > "$out/adam.json"
+# Recorded reductions (instrumented kernels decoded into traces; needs subgroups): the softmax
+# row at L = 2048 and the LayerNorm block of 1024 threads, beside the 32-lane simulation.
+rec=$(mktemp -d)
+"$bin" run softmax-bw --record --set len=2048 --json > "$rec/softmax-warp.json" || echo "softmax-bw --record failed (no subgroups?)"
+"$bin" run layernorm-bw --record --set block=1024 --set cols=4096 --json > "$rec/layernorm-syncs.json" || echo "layernorm-bw --record failed (no subgroups?)"
 python3 - "$out" <<'PY'
 import json, os, sys
 d = sys.argv[1]
@@ -31,5 +36,28 @@ for f in sorted(os.listdir(d)):
               f"{v['verification']['max_abs_error']:>12.2e} {v['verification']['passed']}")
     c = r["comparison"]
     print(f"{'':<18} {c['baseline']} / {c['optimised']}: time ×{c['time_ratio']:.2f}, bytes ×{c['bytes_ratio']:.2f}")
+    f = r.get("f16_storage")
+    if f:
+        for v in f["variants"]:
+            print(f"{r['kernel']:<18} {v['name']:<12} {v['launches']:>8} {v['timing']['median_us']:>12.1f} "
+                  f"{v['achieved_gbps']:>8.1f} {v['fraction_of_copy_bandwidth']:>8.2f} "
+                  f"{v['verification']['max_abs_error']:>12.2e} {v['verification']['passed']}")
+        print(f"{'':<18} {f['note']}" + (f"; linked-f16 / linked f32 time ×{f['time_vs_f32']:.2f}" if f.get("time_vs_f32") else ""))
 print("adapter:", r["adapter"]["name"], r["adapter"]["backend"])
+PY
+python3 - "$rec" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+print(f"\n{'recorded scene':<16} {'subgroup':>8} {'subgroups':>9} {'levels':>6} {'shuffles':>8} {'barriers':>8} {'events':>7}  vs simulated (32-lane warps)  values ok")
+for f in sorted(os.listdir(d)):
+    try:
+        r = json.load(open(os.path.join(d, f)))
+    except ValueError:
+        continue
+    c = r["comparison"]
+    print(f"{r['scene']:<16} {c['recorded_subgroup_size']:>8} {c['recorded_subgroups']:>9} {c['recorded_levels']:>6} "
+          f"{c['recorded_shuffles']:>8} {c['recorded_barriers']:>8} {c['recorded_events']:>7}  "
+          f"sim: {c['simulated_warps']} warps, {c['simulated_levels']} levels, {c['simulated_shuffles']} shuffles, "
+          f"{c['simulated_barriers']} barriers  {r['verified']}")
+    print(f"{'':<16} {c['explanation']}")
 PY

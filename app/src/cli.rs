@@ -109,6 +109,15 @@ pub enum Command {
         /// Print the result as one JSON object (the default prints it pretty).
         #[arg(long)]
         json: bool,
+        /// Record the reduction instead (`softmax-bw` → scene `softmax-warp`, `layernorm-bw` →
+        /// `layernorm-syncs`): the instrumented kernel's records decoded into a trace, compared
+        /// with the scene's simulation. `--set` then takes the scene's parameters (e.g.
+        /// `--set len=256`); `--trace` adds the decoded trace itself.
+        #[arg(long)]
+        record: bool,
+        /// With `--record`: include the decoded trace (every event, lane by lane).
+        #[arg(long, requires = "record")]
+        trace: bool,
     },
     /// Describe the GPU adapter warpscope would use for real runs (also `warpscope gpu`).
     #[command(alias = "gpu")]
@@ -204,7 +213,15 @@ pub fn main() -> ExitCode {
             list,
             set,
             json,
-        }) => run(kernel.as_deref(), list, &set, json),
+            record,
+            trace,
+        }) => {
+            if record {
+                run_record(kernel.as_deref(), &set, json, trace)
+            } else {
+                run(kernel.as_deref(), list, &set, json)
+            }
+        }
         Some(Command::Adapter) => match warpscope_kernels::DeviceContext::open() {
             Ok(ctx) => {
                 println!(
@@ -436,6 +453,69 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
             }
         }
         Err(e @ (KernelError::InvalidOption { .. } | KernelError::UnknownKernel { .. })) => {
+            fail(2, &e.to_string())
+        }
+        Err(e) => fail(1, &e.to_string()),
+    }
+}
+
+/// `warpscope run KERNEL --record`: the recorded scene's reduction on the adapter, decoded.
+fn run_record(kernel: Option<&str>, set: &[String], json: bool, with_trace: bool) -> ExitCode {
+    use warpscope_kernels::record::{RECORDED_SCENES, record_scene, scene_for_kernel};
+    use warpscope_kernels::{DeviceContext, KernelError};
+    let with_recording: Vec<&str> = warpscope_kernels::kernel_names()
+        .into_iter()
+        .filter(|k| scene_for_kernel(k).is_some_and(|s| RECORDED_SCENES.contains(&s)))
+        .collect();
+    let Some(scene_id) = kernel.and_then(scene_for_kernel) else {
+        return fail(
+            2,
+            &format!(
+                "--record: `{}` has no recorded variant; kernels with one: {}",
+                kernel.unwrap_or(""),
+                with_recording.join(", ")
+            ),
+        );
+    };
+    let (s, values, _) = match resolve(Some(scene_id), None, set) {
+        Ok(r) => r,
+        Err(e) => {
+            return fail(
+                2,
+                &format!("{e} (with --record, --set takes the parameters of scene `{scene_id}`)"),
+            );
+        }
+    };
+    let ctx = match DeviceContext::open() {
+        Ok(c) => c,
+        Err(e) => return fail(1, &e.to_string()),
+    };
+    match record_scene(&ctx, s.id, &values) {
+        Ok(r) => {
+            let mut v = serde_json::to_value(&r).unwrap_or_default();
+            if with_trace && let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "trace".to_owned(),
+                    serde_json::to_value(&r.trace).unwrap_or_default(),
+                );
+            }
+            let text = if json {
+                serde_json::to_string(&v)
+            } else {
+                serde_json::to_string_pretty(&v)
+            };
+            println!("{}", text.unwrap_or_default());
+            if r.verified {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!(
+                    "warpscope: the recorded {scene_id} reduction did not match the f64 sums on {}",
+                    ctx.report.name
+                );
+                ExitCode::from(1)
+            }
+        }
+        Err(e @ (KernelError::InvalidOption { .. } | KernelError::Core { .. })) => {
             fail(2, &e.to_string())
         }
         Err(e) => fail(1, &e.to_string()),

@@ -404,3 +404,111 @@ fn presets_reproduce_a_scene_and_bad_ones_are_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn run_record_prints_the_decoded_trace_summary() {
+    // Without any driver: said plainly, exit 1, no panic.
+    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(["run", "softmax-bw", "--record", "--json"])
+        .env("VK_ICD_FILENAMES", "/nonexistent")
+        .env("WGPU_BACKEND", "vulkan")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no GPU adapter"));
+    // Only kernels with a recorded variant; --set takes the scene's parameters.
+    let out = warpscope(&["run", "adam", "--record"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("softmax-bw"));
+    let out = warpscope(&["run", "softmax-bw", "--record", "--set", "rows=3"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = warpscope(&[
+        "run",
+        "softmax-bw",
+        "--record",
+        "--set",
+        "len=100",
+        "--set",
+        "dtype=f32",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    if out.status.code() == Some(1) && err.contains("no GPU adapter") {
+        assert!(
+            !warpscope_kernels::adapter_required(),
+            "CI must provide an adapter: {err}"
+        );
+        eprintln!("skipped: no adapter ({err})");
+        return;
+    }
+    if out.status.code() == Some(2) && err.contains("subgroup operations") {
+        assert!(
+            !warpscope_kernels::adapter_required(),
+            "CI's adapter (lavapipe) must have subgroups: {err}"
+        );
+        eprintln!("skipped: the adapter has no subgroups ({err})");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let n = v["subgroup_size"].as_u64().expect("subgroup size") as u32;
+    assert!(n.is_power_of_two(), "{n}");
+    let levels = u64::from(n.ilog2());
+    assert_eq!(v["comparison"]["recorded_levels"], levels);
+    assert_eq!(v["comparison"]["simulated_levels"], 5, "log2 32");
+    assert_eq!(v["summary"]["shuffles"], levels);
+    assert_eq!(v["summary"]["barriers"], 0);
+    // Per slot of ⌈100/n⌉: 2 loads, 1 partial, then ∇x computed and stored; 2 events a level.
+    let slots = u64::from(100u32.div_ceil(n));
+    assert_eq!(v["summary"]["events"], 5 * slots + 2 * levels);
+    // Σ∇y·y against an f64 sum of the scene's row (core's seeded inputs, summed here).
+    let p = warpscope_core::softmax::warp::WarpParams {
+        len: 100,
+        dtype: warpscope_core::softmax::Dtype::F32,
+        device: "a100".into(),
+        seed: 0,
+    };
+    let row = warpscope_core::softmax::warp::run(&p).expect("core");
+    let dot: f64 = row
+        .dy
+        .iter()
+        .zip(&row.y)
+        .map(|(a, b)| f64::from(*a) * f64::from(*b))
+        .sum();
+    let got = v["comparison"]["values"][0]["recorded"]
+        .as_f64()
+        .expect("value");
+    assert!(
+        (got - dot).abs() < 1e-5 + 1e-4 * dot.abs(),
+        "{got} vs {dot}"
+    );
+    assert_eq!(v["verified"], true);
+
+    // LayerNorm: a 64-thread workgroup is 64/n subgroups, one barrier; --trace adds the trace.
+    let out = warpscope(&[
+        "run",
+        "layernorm-bw",
+        "--record",
+        "--set",
+        "block=64",
+        "--set",
+        "rows=2",
+        "--trace",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["summary"]["barriers"], 1);
+    assert_eq!(v["comparison"]["simulated_barriers"], 2);
+    assert_eq!(
+        v["comparison"]["recorded_subgroups"],
+        u64::from(64u32.div_ceil(n))
+    );
+    assert_eq!(v["trace"]["warp_size"], u64::from(n));
+    assert_eq!(v["trace"]["origin"]["kind"], "recorded");
+}

@@ -404,3 +404,155 @@ fn language_and_theme_switch_at_runtime() {
     assert_eq!(h.state().theme, warpscope::export::Theme::Slides);
     assert!(!h.ctx.global_style().visuals.dark_mode, "slides are light");
 }
+
+#[test]
+fn run_on_gpu_records_the_warp_beside_the_simulation() {
+    if !adapter_or_skip() {
+        return;
+    }
+    let mut app = WarpscopeApp::new(Some("softmax-warp"));
+    app.synchronous = true;
+    // Tall enough to show both butterflies under the comparison.
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 1250.0))
+        .wgpu()
+        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
+    h.run();
+    let dev = match warpscope_kernels::DeviceContext::open() {
+        Ok(d) => d,
+        Err(e) => panic!("an adapter was enumerated but does not open: {e}"),
+    };
+    h.get_by_label_contains("Real GPU run: kernel softmax-bw")
+        .click();
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.run();
+    h.run();
+    if !dev.report.subgroups {
+        // GL and other adapters without subgroups: said, not drawn.
+        h.get_by_label_contains("No recording:");
+        return;
+    }
+    // The recorded trace is labelled with the adapter and the subgroup size it reports
+    // (lavapipe: 8; a GPU that may vary its subgroup size is checked against its range).
+    let (lo, hi) = (dev.report.subgroup_min_size, dev.report.subgroup_max_size);
+    let n = (lo..=hi)
+        .filter(|n| n.is_power_of_two())
+        .find(|n| {
+            h.query_by_label(&format!("recorded on {} (subgroup {n})", dev.report.name))
+                .is_some()
+        })
+        .expect("a label `recorded on <adapter> (subgroup N)` with N in the adapter's range");
+    assert!(
+        h.query_all_by_label("simulated (32-lane warps)").count() >= 1,
+        "the simulated column is labelled"
+    );
+    // The one-line reason names the level counts: log2 n against log2 32 = 5.
+    if n != 32 {
+        h.get_by_label_contains(&format!(
+            "each butterfly has log2 {n} = {} levels instead of 5",
+            n.ilog2()
+        ));
+    }
+    // Step into the butterfly (the simulation's starts after 16 slots × 3 events at L = 512):
+    // both replays move with the one stepper.
+    for _ in 0..52 {
+        h.get_by_label("Step event >").click();
+        h.run();
+    }
+    h.get_by_label_contains("at the same phase as the simulation");
+    // Close the run's panel (its timings vary run to run) and keep the picture.
+    h.get_by_label_contains("Real GPU run: kernel softmax-bw")
+        .click();
+    h.run();
+    h.snapshot("softmax-warp-recorded");
+    // Another row length: the recording no longer matches the simulation, and says so.
+    h.get_by_role_and_label(Role::Slider, "row length L")
+        .set_value_accesskit(64.0);
+    h.run();
+    h.get_by_label_contains("made with other parameters");
+    assert!(h.query_by_label_contains("at the same phase").is_none());
+}
+
+#[test]
+fn run_on_gpu_records_the_layernorm_block_with_one_barrier() {
+    if !adapter_or_skip() {
+        return;
+    }
+    let dev = match warpscope_kernels::DeviceContext::open() {
+        Ok(d) => d,
+        Err(e) => panic!("an adapter was enumerated but does not open: {e}"),
+    };
+    let mut app = WarpscopeApp::new(Some("layernorm-syncs"));
+    app.synchronous = true;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 1500.0))
+        .wgpu()
+        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
+    h.run();
+    h.get_by_label_contains("Real GPU run: kernel layernorm-bw")
+        .click();
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.run();
+    h.run();
+    if !dev.report.subgroups {
+        h.get_by_label_contains("No recording:");
+        return;
+    }
+    let n = dev.report.subgroup_max_size;
+    if dev.report.subgroup_min_size != n {
+        eprintln!("the adapter may vary its subgroup size; the label is checked by the other test");
+        return;
+    }
+    h.get_by_label(&format!("recorded on {} (subgroup {n})", dev.report.name));
+    // The default block is 32 threads: 32 / n subgroups meeting after one barrier, where the
+    // simulated blockReduce needs two.
+    if n < 32 {
+        h.get_by_label_contains(&format!(
+            "the block's {} subgroups meet in shared memory after 1 barrier",
+            32 / n
+        ));
+    }
+    // Jump to the simulation's first barrier: the recorded replay is past its butterflies too.
+    h.get_by_label("Next barrier >|").click();
+    h.run();
+    h.get_by_label_contains("Real GPU run: kernel layernorm-bw")
+        .click();
+    h.run();
+    h.snapshot("layernorm-syncs-recorded");
+}
+
+#[test]
+fn recorded_view_speaks_chinese() {
+    if !adapter_or_skip() {
+        return;
+    }
+    let dev = match warpscope_kernels::DeviceContext::open() {
+        Ok(d) if d.report.subgroups && d.report.subgroup_min_size == d.report.subgroup_max_size => {
+            d
+        }
+        Ok(_) => return, // no subgroups, or a varying size: the English tests cover it
+        Err(e) => panic!("an adapter was enumerated but does not open: {e}"),
+    };
+    let mut h = harness("layernorm-syncs");
+    h.run();
+    h.get_by_role_and_label(Role::ComboBox, "Language").click();
+    h.run();
+    h.get_by_label("中文").click();
+    h.run();
+    h.get_by_label_contains("kernel layernorm-bw").click();
+    h.run();
+    h.get_by_label("Run on GPU").click();
+    h.run();
+    h.run();
+    // Every glyph of the recorded view is in the embedded CJK subset (kittest panics otherwise).
+    let n = dev.report.subgroup_max_size;
+    h.get_by_label(&format!("实录于 {}（子组 {n}）", dev.report.name));
+    assert!(
+        h.query_all_by_label_contains("栅栏数").count() >= 1,
+        "the barriers row"
+    );
+    h.get_by_label("Next barrier >|").click();
+    h.run();
+}

@@ -1,21 +1,56 @@
 //! Adam on the device (lecture §4.2; LightSeq2 §IV-C): one dispatch per parameter tensor vs
 //! one dispatch over the linked workspace (all parameters, gradients and moments in four
-//! contiguous buffers), f32.
+//! contiguous buffers), f32 — and, when the adapter has `SHADER_F16`, the same two layouts
+//! with FP16 storage.
 //!
 //! The update is [`warpscope_core::trainer::adam::AdamStep::update`]'s, element by element,
 //! in the same order (`shaders/adam.wgsl`); Adam is element-wise, so the two layouts must
 //! give the same numbers — only the launches differ. Per element it reads p, g, m, v and
-//! writes p, m, v: 28 bytes.
+//! writes p, m, v: 28 bytes in f32 ([`Storage::F32`]); with p and g in FP16 and m, v in f32
+//! (the mixed-precision trainer's workspace, [`Storage::F16`], `shaders/adam_f16.wgsl`,
+//! [`warpscope_core::trainer::adam::AdamStep::update_f16`]) 22 bytes.
 
-use warpscope_core::trainer::adam::{AdamConfig, adam_f32};
+use half::f16;
+use warpscope_core::trainer::adam::{AdamConfig, adam_f16, adam_f32};
 
 use crate::DeviceContext;
 use crate::runner::{Dispatch, KernelError, Runner, VariantOutput, bytes_moved, groups_for};
 
 const ADAM: &str = include_str!("shaders/adam.wgsl");
+const ADAM_F16: &str = include_str!("shaders/adam_f16.wgsl");
 const WG: u64 = 256;
 /// Bytes moved per element: reads p, g, m, v; writes p, m, v (f32).
 pub const BYTES_PER_ELEMENT: u64 = 28;
+/// Bytes moved per element with FP16 p and g: reads 2 + 2 + 4 + 4, writes 2 + 4 + 4.
+pub const BYTES_PER_ELEMENT_F16: u64 = 22;
+
+/// How p and g are stored (m and v are f32 either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    /// p, g f32 (28 B/param moved per step).
+    F32,
+    /// p, g FP16 (22 B/param): needs `SHADER_F16`.
+    F16,
+}
+
+impl Storage {
+    /// Bytes (read, written) per element.
+    fn bytes(self) -> (u64, u64) {
+        match self {
+            Storage::F32 => (16, 12),
+            Storage::F16 => (12, 10),
+        }
+    }
+}
+
+/// f32 values rounded to FP16 (nearest, ties to even).
+pub fn to_f16(v: &[f32]) -> Vec<f16> {
+    v.iter().map(|x| f16::from_f32(*x)).collect()
+}
+
+fn f16_bytes(v: &[f16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect()
+}
 
 /// One Adam step over a set of parameter tensors, stored linked (concatenated in `sizes`
 /// order).
@@ -66,6 +101,18 @@ impl Problem {
             .collect()
     }
 
+    /// core's FP16-workspace result: p and g rounded to FP16, then
+    /// [`warpscope_core::trainer::adam::adam_f16`]; returns p (FP16, widened) ‖ m ‖ v.
+    pub fn core_reference_f16(&self) -> Vec<f64> {
+        let (mut p, g) = (to_f16(&self.p), to_f16(&self.g));
+        let (mut m, mut v) = (self.m.clone(), self.v.clone());
+        adam_f16(&mut p, &g, &mut m, &mut v, &self.config.step(self.step));
+        p.iter()
+            .map(|x| f64::from(x.to_f32()))
+            .chain(m.iter().chain(&v).map(|x| f64::from(*x)))
+            .collect()
+    }
+
     fn total(&self) -> usize {
         self.sizes.iter().sum()
     }
@@ -83,6 +130,31 @@ pub fn compute(
     p: &Problem,
     runs: u32,
 ) -> Result<Vec<VariantOutput>, KernelError> {
+    compute_with(ctx, p, runs, Storage::F32)
+}
+
+/// [`compute`] with p and g stored as `storage`; [`Storage::F16`] needs the adapter's
+/// `SHADER_F16` (else [`KernelError::InvalidOption`] saying it is not available) and returns
+/// p (FP16, widened to f32) ‖ m ‖ v.
+///
+/// # Errors
+/// As [`compute`]; `SHADER_F16` missing for [`Storage::F16`].
+pub fn compute_with(
+    ctx: &DeviceContext,
+    p: &Problem,
+    runs: u32,
+    storage: Storage,
+) -> Result<Vec<VariantOutput>, KernelError> {
+    if storage == Storage::F16 && !ctx.report.shader_f16 {
+        return Err(KernelError::InvalidOption {
+            name: "storage".into(),
+            value: "f16".into(),
+            expected: format!(
+                "an adapter with SHADER_F16: f16 storage is not available on {}",
+                ctx.report.name
+            ),
+        });
+    }
     let n = p.total();
     if p.sizes.is_empty()
         || p.sizes.contains(&0)
@@ -95,7 +167,32 @@ pub fn compute(
         });
     }
     let r = Runner::new(ctx, "adam");
-    let pipe = r.pipeline(ADAM, "adam", &[])?;
+    let pipe = match storage {
+        Storage::F32 => r.pipeline(ADAM, "adam", &[])?,
+        Storage::F16 => r.pipeline(ADAM_F16, "adam", &[])?,
+    };
+    let (read_b, write_b) = storage.bytes();
+    let (p16, g16) = (to_f16(&p.p), to_f16(&p.g));
+    // p and g in the layout's storage type.
+    let half_store = |label: &str, f32s: &[f32], f16s: &[f16]| match storage {
+        Storage::F32 => r.storage(label, f32s),
+        Storage::F16 => r.storage_bytes(label, &f16_bytes(f16s)),
+    };
+    let read_p = |buf: &wgpu::Buffer, count: usize| -> Result<Vec<f32>, KernelError> {
+        match storage {
+            Storage::F32 => r.read_f32(buf, count),
+            Storage::F16 => Ok(r
+                .read_f32(buf, count.div_ceil(2))?
+                .into_iter()
+                .flat_map(|w| {
+                    let b = w.to_bits();
+                    [b as u16, (b >> 16) as u16]
+                })
+                .take(count)
+                .map(|h| f16::from_bits(h).to_f32())
+                .collect()),
+        }
+    };
     let (c1, c2) = p.corrections();
     let c = p.config;
     let uniform = |count: usize| {
@@ -122,8 +219,8 @@ pub fn compute(
         let range = start..start + size;
         start += size;
         let params = uniform(size);
-        let pb = r.storage("p", &p.p[range.clone()])?;
-        let gb = r.storage("g", &p.g[range.clone()])?;
+        let pb = half_store("p", &p.p[range.clone()], &p16[range.clone()])?;
+        let gb = half_store("g", &p.g[range.clone()], &g16[range.clone()])?;
         let mb = r.storage("m", &p.m[range.clone()])?;
         let vb = r.storage("v", &p.v[range])?;
         per_tensor.push(Dispatch {
@@ -134,16 +231,16 @@ pub fn compute(
             ),
             pipeline: pipe.clone(),
             groups: [groups_for(size as u64, WG), 1, 1],
-            bytes_read: 16 * size as u64,
-            bytes_written: 12 * size as u64,
+            bytes_read: read_b * size as u64,
+            bytes_written: write_b * size as u64,
         });
         tensor_bufs.push((pb, mb, vb, size));
     }
 
     // Linked workspace: one buffer per role, one dispatch.
     let params = uniform(n);
-    let pb = r.storage("p linked", &p.p)?;
-    let gb = r.storage("g linked", &p.g)?;
+    let pb = half_store("p linked", &p.p, &p16)?;
+    let gb = half_store("g linked", &p.g, &g16)?;
     let mb = r.storage("m linked", &p.m)?;
     let vb = r.storage("v linked", &p.v)?;
     let linked = vec![Dispatch {
@@ -154,18 +251,21 @@ pub fn compute(
         ),
         pipeline: pipe,
         groups: [groups_for(n as u64, WG), 1, 1],
-        bytes_read: 16 * n as u64,
-        bytes_written: 12 * n as u64,
+        bytes_read: read_b * n as u64,
+        bytes_written: write_b * n as u64,
     }];
 
     let mut out = Vec::with_capacity(2);
     // Linked.
     r.run_once(&linked)?;
-    let mut lo = r.read_f32(&pb, n)?;
+    let mut lo = read_p(&pb, n)?;
     lo.extend(r.read_f32(&mb, n)?);
     lo.extend(r.read_f32(&vb, n)?);
     out.push(VariantOutput {
-        name: "linked",
+        name: match storage {
+            Storage::F32 => "linked",
+            Storage::F16 => "linked-f16",
+        },
         kernels: linked.iter().map(|d| d.name.clone()).collect(),
         output: lo,
         timing: r.time(&linked, runs)?,
@@ -179,14 +279,17 @@ pub fn compute(
         Vec::with_capacity(n),
     );
     for (pb, mb, vb, size) in &tensor_bufs {
-        po.extend(r.read_f32(pb, *size)?);
+        po.extend(read_p(pb, *size)?);
         mo.extend(r.read_f32(mb, *size)?);
         vo.extend(r.read_f32(vb, *size)?);
     }
     po.extend(mo);
     po.extend(vo);
     out.push(VariantOutput {
-        name: "per-tensor",
+        name: match storage {
+            Storage::F32 => "per-tensor",
+            Storage::F16 => "per-tensor-f16",
+        },
         kernels: per_tensor.iter().map(|d| d.name.clone()).collect(),
         output: po,
         timing: r.time(&per_tensor, runs)?,

@@ -17,7 +17,13 @@
 //!   (a pipeline-overridable constant);
 //! - `softmax-bw` ([`softmax`]): fused softmax + dropout backward (one row per subgroup) vs the
 //!   unfused chain of 5 kernels;
-//! - `adam` ([`adam`]): one dispatch per parameter tensor vs one over the linked workspace.
+//! - `adam` ([`adam`]): one dispatch per parameter tensor vs one over the linked workspace
+//!   (f32; the same two with FP16 storage of p and g when the adapter has `SHADER_F16`).
+//!
+//! Recorded variants ([`record`]): the `softmax-warp` row reduction and the `layernorm-syncs`
+//! block reduction, instrumented so every invocation writes what it executed; decoded into
+//! `warpscope_core::simt::Trace` with the device's subgroup size and compared with the scene's
+//! simulation (`warpscope run softmax-bw --record --json`).
 //!
 //! The host side (buffers, pipelines with shader errors as values, timestamp or host timing,
 //! verification) is [`runner`]; WGSL sources are in `src/shaders/`.
@@ -28,13 +34,14 @@ pub mod adam;
 pub mod data;
 pub mod dgamma;
 pub mod layernorm;
+pub mod record;
 pub mod run;
 pub mod runner;
 pub mod softmax;
 
 pub use run::{
-    Comparison, CopyBandwidth, KERNELS, KernelInfo, KernelParam, KernelRun, RunOptions, VariantRun,
-    kernel_info, kernel_names, run_kernel, run_kernel_with,
+    Comparison, CopyBandwidth, F16Storage, KERNELS, KernelInfo, KernelParam, KernelRun, RunOptions,
+    VariantRun, kernel_info, kernel_names, run_kernel, run_kernel_with,
 };
 pub use runner::{KernelError, Timing, TimingMethod, Tolerance, Verification};
 

@@ -323,6 +323,30 @@ pub struct KernelRun {
     pub verified: bool,
     /// Caveats (software rasteriser, host timing, …).
     pub notes: Vec<String>,
+    /// `adam` only: the same two layouts with FP16 storage of p and g (`None` for other
+    /// kernels).
+    pub f16_storage: Option<F16Storage>,
+}
+
+/// Adam with FP16 p and g, f32 m and v (the trainer's 22 B/param workspace), run when the
+/// adapter has `SHADER_F16`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct F16Storage {
+    /// Whether the adapter has `SHADER_F16` (otherwise nothing ran and `note` says so).
+    pub available: bool,
+    /// What ran, or why not ("f16 storage not available on this adapter …").
+    pub note: String,
+    /// Bytes moved per parameter per step (22).
+    pub bytes_per_param: u64,
+    /// `linked-f16`, `per-tensor-f16`: p verified within [`Tolerance::F16`] of
+    /// `warpscope_core::trainer::adam::adam_f16`, m and v within [`Tolerance::F32`].
+    pub variants: Vec<VariantRun>,
+    /// per-tensor-f16 vs linked-f16.
+    pub comparison: Option<Comparison>,
+    /// linked-f16 median time / f32 linked median time (the f32 run of the same command).
+    pub time_vs_f32: Option<f64>,
+    /// Both FP16 variants verified (true when not available: nothing failed).
+    pub verified: bool,
 }
 
 const COPY: &str = include_str!("shaders/copy.wgsl");
@@ -422,6 +446,7 @@ pub fn run_kernel_with(
         kernel: name.to_owned(),
         message: e.to_string(),
     };
+    let mut adam_problem_f16: Option<adam::Problem> = None;
     let (outputs, reference_name, reference, core_f32, tensor_bytes, reduction): Prepared =
         match info.name {
             "softmax-bw" => {
@@ -553,6 +578,7 @@ pub fn run_kernel_with(
                 let reference = p.core_reference();
                 let out = adam::compute(ctx, &p, runs)?;
                 let largest = p.sizes.iter().copied().max().unwrap_or(0) as u64;
+                adam_problem_f16 = Some(p);
                 (
                     out,
                     "warpscope_core::trainer::adam::adam_f32 (p ‖ m ‖ v after the step)",
@@ -570,7 +596,7 @@ pub fn run_kernel_with(
             }
         };
 
-    finish(
+    let mut run = finish(
         ctx,
         info,
         values,
@@ -583,7 +609,14 @@ pub fn run_kernel_with(
             tensor_bytes,
             reduction,
         ),
-    )
+    )?;
+    if let Some(p) = adam_problem_f16 {
+        let f16 = adam_f16_storage(ctx, &p, runs, &run)?;
+        run.verified &= f16.verified;
+        run.notes.push(f16.note.clone());
+        run.f16_storage = Some(f16);
+    }
+    Ok(run)
 }
 
 /// Verifies, measures copy bandwidth, compares and assembles the [`KernelRun`].
@@ -662,6 +695,108 @@ fn finish(
         comparison,
         copy_bandwidth: copy,
         notes,
+        f16_storage: None,
+    })
+}
+
+/// The FP16-storage Adam of `p` on `ctx` (or why not), beside the f32 run `f32_run`.
+///
+/// # Errors
+/// Shader, device and readback errors of the FP16 run.
+pub fn adam_f16_storage(
+    ctx: &DeviceContext,
+    p: &adam::Problem,
+    runs: u32,
+    f32_run: &KernelRun,
+) -> Result<F16Storage, KernelError> {
+    if !ctx.report.shader_f16 {
+        return Ok(F16Storage {
+            available: false,
+            note: format!(
+                "f16 storage not available on this adapter: {} has no SHADER_F16",
+                ctx.report.name
+            ),
+            bytes_per_param: adam::BYTES_PER_ELEMENT_F16,
+            variants: Vec::new(),
+            comparison: None,
+            time_vs_f32: None,
+            verified: true,
+        });
+    }
+    let n: usize = p.sizes.iter().sum();
+    let reference = p.core_reference_f16();
+    let out = adam::compute_with(ctx, p, runs, adam::Storage::F16)?;
+    let copy = f32_run.copy_bandwidth.gbps;
+    let variants: Vec<VariantRun> = out
+        .iter()
+        .map(|o| {
+            let (gp, gmv) = o.output.split_at(n.min(o.output.len()));
+            let (wp, wmv) = reference.split_at(n.min(reference.len()));
+            let vp = Verification::compare(
+                "warpscope_core::trainer::adam::adam_f16 (p in FP16)",
+                gp,
+                wp,
+                Tolerance::F16,
+            );
+            let vmv = Verification::compare("m, v (f32)", gmv, wmv, Tolerance::F32);
+            let worst_is_p = vp.max_abs_error >= vmv.max_abs_error;
+            let verification = Verification {
+                reference: "warpscope_core::trainer::adam::adam_f16 (p ‖ m ‖ v; p within the \
+                            FP16 tolerance, m and v within f32's)"
+                    .to_owned(),
+                elements: vp.elements + vmv.elements,
+                max_abs_error: vp.max_abs_error.max(vmv.max_abs_error),
+                max_rel_error: vp.max_rel_error.max(vmv.max_rel_error),
+                tolerance: Tolerance::F16,
+                passed: vp.passed && vmv.passed,
+                worst_index: if worst_is_p {
+                    vp.worst_index
+                } else {
+                    n + vmv.worst_index
+                },
+            };
+            let achieved = gbps(o.bytes_moved, o.timing.median_us);
+            VariantRun {
+                name: o.name.to_owned(),
+                launches: o.kernels.len(),
+                kernels: o.kernels.clone(),
+                verification,
+                core_f32_max_abs_diff: None,
+                timing: o.timing.clone(),
+                bytes_moved: o.bytes_moved,
+                achieved_gbps: achieved,
+                fraction_of_copy_bandwidth: if copy > 0.0 { achieved / copy } else { 0.0 },
+            }
+        })
+        .collect();
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    let comparison = match (variants.first(), variants.last()) {
+        (Some(opt), Some(base)) => Some(Comparison {
+            baseline: base.name.clone(),
+            optimised: opt.name.clone(),
+            time_ratio: ratio(base.timing.median_us, opt.timing.median_us),
+            bytes_ratio: ratio(base.bytes_moved as f64, opt.bytes_moved as f64),
+            launch_ratio: ratio(base.launches as f64, opt.launches as f64),
+        }),
+        _ => None,
+    };
+    let time_vs_f32 = match (variants.first(), f32_run.variants.first()) {
+        (Some(h), Some(f)) => Some(ratio(h.timing.median_us, f.timing.median_us)),
+        _ => None,
+    };
+    Ok(F16Storage {
+        available: true,
+        note: format!(
+            "p and g stored FP16, m and v f32 ({} B/param per step vs {} in f32), on {}",
+            adam::BYTES_PER_ELEMENT_F16,
+            adam::BYTES_PER_ELEMENT,
+            ctx.report.name
+        ),
+        bytes_per_param: adam::BYTES_PER_ELEMENT_F16,
+        verified: variants.iter().all(|v| v.verification.passed),
+        variants,
+        comparison,
+        time_vs_f32,
     })
 }
 

@@ -139,6 +139,16 @@ impl Tolerance {
         rel: 1e-4,
     };
 
+    /// FP16 storage (values rounded to FP16 after an f32 computation): one FP16 unit in the
+    /// last place, 2⁻¹⁰ relative (the device's f32 → f16 conversion may round either way of a
+    /// tie or differ by one f32 rounding before it), and 2⁻²⁴ absolute (FP16's smallest
+    /// subnormal) for values near zero.
+    pub const F16: Tolerance = Tolerance {
+        dtype: "f16",
+        abs: 5.960_464_477_539_063e-8,
+        rel: 9.765_625e-4,
+    };
+
     /// f32 sums of `n` terms of magnitude about 1 (the ∇γ/∇β column sums over `n` rows):
     /// recursive summation's error bound grows as n·u (u = 2⁻²⁴), so the absolute part is
     /// max(1e-5, n·2⁻²⁴) — 2.4e-4 for the 4096 rows of the default shape.
@@ -319,8 +329,8 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// A storage buffer (read/write, copy source and destination) holding `bytes` (padded to
-    /// at least 4 bytes).
+    /// A storage buffer (read/write, copy source and destination) holding `bytes` (padded with
+    /// zeros to a multiple of 4 bytes, at least 4).
     ///
     /// # Errors
     /// [`KernelError::TooLarge`] beyond the adapter's storage-binding limit.
@@ -336,7 +346,14 @@ impl<'a> Runner<'a> {
             mapped_at_creation: false,
         });
         if !bytes.is_empty() {
-            self.ctx.queue.write_buffer(&buf, 0, bytes);
+            // Writes must be a multiple of 4 bytes (COPY_BUFFER_ALIGNMENT): pad with zeros.
+            if bytes.len().is_multiple_of(4) {
+                self.ctx.queue.write_buffer(&buf, 0, bytes);
+            } else {
+                let mut padded = bytes.to_vec();
+                padded.resize(bytes.len().next_multiple_of(4), 0);
+                self.ctx.queue.write_buffer(&buf, 0, &padded);
+            }
         }
         Ok(buf)
     }

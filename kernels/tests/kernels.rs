@@ -297,3 +297,70 @@ fn dgamma_tile_padded_and_unpadded_match_f64() {
     // Padding moves data between banks, not between additions: the same bits.
     assert_eq!(out[0].output, out[1].output);
 }
+
+#[test]
+fn adam_f16_storage_matches_f64_within_one_fp16_unit() {
+    let Some(ctx) = ctx() else { return };
+    let sizes = vec![5, 300, 1, 1001, 64];
+    let p = warpscope_kernels::run::adam_problem(sizes, 1e-3, 7, 3);
+    if !ctx.report.shader_f16 {
+        let e = adam::compute_with(&ctx, &p, 1, adam::Storage::F16).unwrap_err();
+        assert!(e.to_string().contains("not available on"), "{e}");
+        return;
+    }
+    let out = adam::compute_with(&ctx, &p, 1, adam::Storage::F16).unwrap();
+    let n = p.p.len();
+    assert_eq!(out[0].name, "linked-f16");
+    // 2 + 2 + 4 + 4 bytes read, 2 + 4 + 4 written per parameter.
+    assert_eq!(out[0].bytes_moved, 22 * n as u64);
+    // f64 Adam written out here on the FP16-rounded p and g; p's result rounded to FP16 once.
+    let (b1, b2, eps, lr) = (0.9f64, 0.999f64, 1e-8f64, 1e-3f64);
+    let (c1, c2) = (1.0 - b1.powi(7), 1.0 - b2.powi(7));
+    let h = |x: f32| f64::from(half::f16::from_f32(x).to_f32());
+    for o in &out {
+        for i in 0..n {
+            let g = h(p.g[i]);
+            let m = b1 * f64::from(p.m[i]) + (1.0 - b1) * g;
+            let v = b2 * f64::from(p.v[i]) + (1.0 - b2) * g * g;
+            let want = h(p.p[i]) - lr * (m / c1) / ((v / c2).sqrt() + eps);
+            let got = f64::from(o.output[i]);
+            // One FP16 unit in the last place of the result (2⁻¹⁰ relative for normals,
+            // 2⁻²⁴ for subnormals), plus the f32 arithmetic's own error before the rounding
+            // (f32 constants: 1 − 0.999f32 is 4.7e-5 relative off 0.001, so m and v are
+            // checked at f32's 1e-4 relative, as the f32 test does).
+            let ulp = (want.abs().log2().floor() - 10.0)
+                .exp2()
+                .max(2f64.powi(-24));
+            assert!(
+                (got - want).abs() <= ulp + 1e-6,
+                "{} p[{i}]: {got} vs {want} (ulp {ulp})",
+                o.name
+            );
+            // Every stored p is an FP16 value.
+            assert_eq!(h(o.output[i]), got);
+            let (gm, gv) = (f64::from(o.output[n + i]), f64::from(o.output[2 * n + i]));
+            assert!(
+                (gm - m).abs() <= 1e-5 + 1e-4 * m.abs(),
+                "m[{i}]: {gm} vs {m}"
+            );
+            assert!(
+                (gv - v).abs() <= 1e-5 + 1e-4 * v.abs(),
+                "v[{i}]: {gv} vs {v}"
+            );
+        }
+    }
+    assert_eq!(
+        out[0].output, out[1].output,
+        "the layout cannot change a bit"
+    );
+    // And through the registry: `warpscope run adam` reports it beside f32.
+    let mut o = RunOptions::default();
+    o.set("runs=2").unwrap();
+    o.set("layers=1").unwrap();
+    o.set("hidden=16").unwrap();
+    let run = run_kernel_with("adam", &ctx, &o).unwrap();
+    let f = run.f16_storage.expect("adam reports f16 storage");
+    assert!(f.available && f.verified, "{f:#?}");
+    assert_eq!(f.bytes_per_param, 22);
+    assert_eq!(f.variants.len(), 2);
+}

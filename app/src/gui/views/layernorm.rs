@@ -73,7 +73,8 @@ pub fn show_syncs(ui: &mut egui::Ui, o: &SyncsOutput, state: &mut SceneState) {
     } else {
         &o.trace_fused
     };
-    super::trace::show(ui, trace, &mut state.stepper);
+    let recordable = !state.view.sequential;
+    super::recorded::show(ui, "layernorm-syncs", trace, recordable, state);
 }
 
 fn ledger_bar(

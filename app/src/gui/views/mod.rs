@@ -5,6 +5,7 @@ pub mod banks;
 pub mod generic;
 pub mod layernorm;
 pub mod memory;
+pub mod recorded;
 pub mod reduction;
 pub mod snapshot_timeline;
 pub mod softmax;

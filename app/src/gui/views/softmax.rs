@@ -102,7 +102,8 @@ pub fn show_warp(ui: &mut egui::Ui, o: &WarpOutput, state: &mut SceneState) {
     } else {
         &o.trace
     };
-    super::trace::show(ui, trace, &mut state.stepper);
+    let recordable = !state.view.sequential;
+    super::recorded::show(ui, "softmax-warp", trace, recordable, state);
 }
 
 fn bar(name: &str, kernels: &[KernelAudit], f: impl Fn(&KernelAudit) -> f64) -> LedgerBar {

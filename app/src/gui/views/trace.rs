@@ -66,7 +66,13 @@ fn butterfly_rows(events: &[Event], tag: &str, upto: usize) -> (Vec<Option<Vec<f
 pub fn show(ui: &mut egui::Ui, trace: &Trace, stepper: &mut Stepper) {
     let timeline = trace.timeline();
     stepper.ui(ui, trace, &timeline);
-    let Some(&(w, i)) = timeline.get(stepper.pos) else {
+    body(ui, trace, &timeline, stepper.pos);
+}
+
+/// Draws `trace` at timeline position `pos` (`timeline` = [`Trace::timeline`]) without the
+/// stepper's controls: the event, the warp's lanes, the butterfly and the banks.
+pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: usize) {
+    let Some(&(w, i)) = timeline.get(pos) else {
         return;
     };
     let events = &trace.warps[w].events;

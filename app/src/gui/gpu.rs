@@ -45,7 +45,7 @@ impl GpuPanel {
             });
         match spawned {
             Ok(_) => self.rx = Some(rx),
-            Err(e) => self.last = Some(Err(format!("could not start the run / 无法开始运行: {e}"))),
+            Err(e) => self.last = Some(Err(format!("could not start the run: {e}"))),
         }
     }
 

@@ -188,10 +188,13 @@ impl SceneState {
                     ctx.request_repaint_after(std::time::Duration::from_millis(30))
                 }
                 Err(mpsc::TryRecvError::Disconnected) => {
-                    self.error = Some((
-                        String::new(),
-                        "the computation stopped unexpectedly".to_owned(),
-                    ));
+                    let zh = crate::i18n::lang(ctx) == crate::export::Lang::Zh;
+                    let msg = if zh {
+                        "计算意外中止"
+                    } else {
+                        "the computation stopped unexpectedly"
+                    };
+                    self.error = Some((String::new(), msg.to_owned()));
                     self.job = None;
                 }
             }
@@ -215,10 +218,13 @@ impl SceneState {
                     })
                 }
                 Err(e) => {
-                    self.error = Some((
-                        String::new(),
-                        format!("could not start the computation: {e}"),
-                    ))
+                    let zh = crate::i18n::lang(ctx) == crate::export::Lang::Zh;
+                    let msg = if zh {
+                        format!("无法开始计算：{e}")
+                    } else {
+                        format!("could not start the computation: {e}")
+                    };
+                    self.error = Some((String::new(), msg))
                 }
             }
         }
@@ -430,6 +436,8 @@ impl WarpscopeApp {
         });
         egui::Panel::left("navigator")
             .default_size(230.0)
+            // Wide enough that scene ids never wrap (Chinese section titles are narrower).
+            .min_size(200.0)
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| self.navigator(ui));
             });

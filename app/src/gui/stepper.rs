@@ -170,6 +170,14 @@ impl Stepper {
             {
                 self.next_barrier(trace, timeline);
             }
+            // Slider, value and text are one unit the wrapping layout cannot break: start a new
+            // row when it does not fit (the Chinese buttons are wider), or it pushes the whole
+            // view past the right edge.
+            // (In a wrapping row `available_width` is the whole row's; measure what is left.)
+            let left = ui.max_rect().right() - ui.cursor().min.x;
+            if left < ui.spacing().slider_width + 140.0 {
+                ui.end_row();
+            }
             ui.add(
                 egui::Slider::new(&mut self.speed, 1.0..=200.0)
                     .logarithmic(true)

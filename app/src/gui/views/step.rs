@@ -1,7 +1,7 @@
 //! The whole training step (lecture §6): stacked stage bars for both versions, the sweeps as
 //! plots, the model beside the paper's measured figures; and the §9 exercises as a table.
 
-use warpscope_core::step::ledger::{StepOutput, SweepPoint};
+use warpscope_core::step::ledger::{StageId, StepOutput, SweepPoint};
 
 use super::generic::format_number;
 use super::widgets::{self, LedgerBar};
@@ -32,6 +32,23 @@ fn sweep_plot(
                 );
             }
         });
+}
+
+/// A stage's name in the language of `ui` (core names it in English).
+fn stage_name(ui: &egui::Ui, id: StageId, en: &'static str) -> &'static str {
+    tr(
+        ui,
+        en,
+        match id {
+            StageId::Embedding => "嵌入（前向 + 反向）",
+            StageId::ForwardGemm => "前向：GEMM",
+            StageId::ForwardOther => "前向：LayerNorm、softmax、dropout、偏置+激活、残差",
+            StageId::CrossEntropy => "输出层 GEMM + 交叉熵（前向 + 反向）",
+            StageId::BackwardGemm => "反向：GEMM（数据梯度 + 权重梯度）",
+            StageId::BackwardOther => "反向：LayerNorm、softmax、dropout、偏置+激活、残差",
+            StageId::Trainer => "训练器（参数更新）",
+        },
+    )
 }
 
 fn pts(
@@ -69,7 +86,11 @@ pub fn show_ledger(ui: &mut egui::Ui, o: &StepOutput) {
     );
     let bar = |name: &str, f: &dyn Fn(&warpscope_core::step::ledger::Stage) -> f64| LedgerBar {
         name: name.to_owned(),
-        parts: o.stages.iter().map(|s| (s.name.to_owned(), f(s))).collect(),
+        parts: o
+            .stages
+            .iter()
+            .map(|s| (stage_name(ui, s.id, s.name).to_owned(), f(s)))
+            .collect(),
     };
     widgets::ledger_bars(
         ui,
@@ -79,28 +100,34 @@ pub fn show_ledger(ui: &mut egui::Ui, o: &StepOutput) {
         ],
         "ms",
     );
-    egui::Grid::new("step-stages").striped(true).show(ui, |ui| {
-        for (en, zh) in [
-            ("stage", "阶段"),
-            ("baseline ms", "基线 ms"),
-            ("launches", "发射次数"),
-            ("LightSeq2 ms", "LightSeq2 ms"),
-            ("launches", "发射次数"),
-            ("speedup", "加速比"),
-        ] {
-            ui.strong(tr(ui, en, zh));
-        }
-        ui.end_row();
-        for s in &o.stages {
-            ui.label(s.name);
-            ui.monospace(format_number(s.baseline.ms));
-            ui.monospace(s.baseline.launches.to_string());
-            ui.monospace(format_number(s.lightseq2.ms));
-            ui.monospace(s.lightseq2.launches.to_string());
-            ui.monospace(format!("{:.2}×", s.speedup));
+    // Long stage names and notes wrap inside a capped column instead of pushing the numbers
+    // off the right edge (the Slides theme's larger text on a 1280-point window).
+    let max_col = (ui.available_width() * 0.4).max(160.0);
+    egui::Grid::new("step-stages")
+        .striped(true)
+        .max_col_width(max_col)
+        .show(ui, |ui| {
+            for (en, zh) in [
+                ("stage", "阶段"),
+                ("baseline ms", "基线 ms"),
+                ("launches", "发射次数"),
+                ("LightSeq2 ms", "LightSeq2 ms"),
+                ("launches", "发射次数"),
+                ("speedup", "加速比"),
+            ] {
+                ui.strong(tr(ui, en, zh));
+            }
             ui.end_row();
-        }
-    });
+            for s in &o.stages {
+                ui.label(stage_name(ui, s.id, s.name));
+                ui.monospace(format_number(s.baseline.ms));
+                ui.monospace(s.baseline.launches.to_string());
+                ui.monospace(format_number(s.lightseq2.ms));
+                ui.monospace(s.lightseq2.launches.to_string());
+                ui.monospace(format!("{:.2}×", s.speedup));
+                ui.end_row();
+            }
+        });
     ui.label(
         egui::RichText::new(tr(
             ui,
@@ -173,6 +200,7 @@ pub fn show_ledger(ui: &mut egui::Ui, o: &StepOutput) {
     );
     egui::Grid::new("step-lecture")
         .striped(true)
+        .max_col_width(max_col)
         .show(ui, |ui| {
             for (en, zh) in [
                 ("figure", "数字"),

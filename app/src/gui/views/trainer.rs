@@ -137,13 +137,29 @@ pub fn show_census(ui: &mut egui::Ui, o: &CensusOutput) {
         });
 }
 
-fn stages(name: &str, l: &TrainerLedger) -> LedgerBar {
+/// A trainer stage's name in the language of `ui` (core names them in English).
+fn stage_name(ui: &egui::Ui, en: &'static str) -> &'static str {
+    let zh = match en {
+        "copy g → g′ (FP16 → FP32)" => "拷贝 g → g′（FP16 → FP32）",
+        "Adam on the FP32 master p′ (with g′, m, v)" => {
+            "在 FP32 主参数 p′ 上做 Adam（用 g′、m、v）"
+        }
+        "copy p′ → p (FP32 → FP16)" => "拷贝 p′ → p（FP32 → FP16）",
+        "Adam on the FP16 workspace, conversion in registers" => {
+            "在 FP16 workspace 上做 Adam，在寄存器里转换精度"
+        }
+        other => other,
+    };
+    tr(ui, en, zh)
+}
+
+fn stages(ui: &egui::Ui, name: &str, l: &TrainerLedger) -> LedgerBar {
     LedgerBar {
         name: name.to_owned(),
         parts: l
             .stages
             .iter()
-            .map(|s| (s.stage.name.to_owned(), s.ms))
+            .map(|s| (stage_name(ui, s.stage.name).to_owned(), s.ms))
             .collect(),
     }
 }
@@ -236,8 +252,8 @@ pub fn show_workspace(ui: &mut egui::Ui, o: &WorkspaceOutput) {
     widgets::ledger_bars(
         ui,
         &[
-            stages(tr(ui, "per tensor", "逐张量"), &o.baseline),
-            stages("workspace", &o.workspace),
+            stages(ui, tr(ui, "per tensor", "逐张量"), &o.baseline),
+            stages(ui, "workspace", &o.workspace),
         ],
         "ms",
     );

@@ -327,10 +327,10 @@ fn list(long: bool, json: bool) -> ExitCode {
                             ParamKind::Choice { options, .. } => serde_json::json!(options),
                             ParamKind::Text { .. } => serde_json::Value::Null,
                         };
-                        serde_json::json!({"name": p.name, "label": p.label, "default": p.default_value(), "range": range})
+                        serde_json::json!({"name": p.name, "label": p.label, "label_zh": p.label_zh, "default": p.default_value(), "range": range})
                     })
                     .collect();
-                serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "params": params})
+                serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "title_zh": s.title_zh, "summary": s.summary, "summary_zh": s.summary_zh, "params": params})
             })
             .collect();
         println!("{}", serde_json::Value::Array(all));

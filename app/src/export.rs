@@ -112,7 +112,10 @@ pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usi
         Lang::Zh => scene.title_zh,
     };
     let params: Vec<String> = values.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let step = step.map_or(String::new(), |s| format!(", event {s}"));
+    let step = step.map_or(String::new(), |s| match lang {
+        Lang::En => format!(", event {s}"),
+        Lang::Zh => format!("，第 {s} 个事件"),
+    });
     format!(
         "{} {} — {}{}",
         scene.section,

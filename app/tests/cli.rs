@@ -512,3 +512,85 @@ fn run_record_prints_the_decoded_trace_summary() {
     assert_eq!(v["trace"]["warp_size"], u64::from(n));
     assert_eq!(v["trace"]["origin"]["kind"], "recorded");
 }
+
+#[test]
+fn export_in_chinese_translates_the_view_body_not_only_the_title() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let svg = dir.path().join("banks-zh.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(["export", "banks", "--lang", "zh", "--set", "pad=0", "--out"])
+        .arg(&svg)
+        .env("VK_ICD_FILENAMES", "/nonexistent")
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).expect("svg written");
+    let doc = roxmltree::Document::parse(&text).expect("valid SVG");
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::to_owned))
+        .collect();
+    // The title (from the registry) and the view's own labels and explanations.
+    assert!(texts.iter().any(|t| t.contains("bank 实验场")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.contains("最坏的冲突路数")),
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t.contains("32 路")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.contains("把数组读一遍要几次请求")),
+        "{texts:?}"
+    );
+    assert!(
+        !texts.iter().any(|t| t.contains("worst conflict degree")),
+        "no English label left: {texts:?}"
+    );
+
+    // A stepped scene: the trace view's explanations and the caption's event are Chinese too.
+    let svg = dir.path().join("reduction-zh.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args([
+            "export",
+            "reduction",
+            "--lang",
+            "zh",
+            "--step",
+            "6",
+            "--out",
+        ])
+        .arg(&svg)
+        .env("VK_ICD_FILENAMES", "/nonexistent")
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&svg).expect("svg written");
+    for phrase in ["个线程束", "一起归约", "第 6 个事件", "线程束 0 的各个线程"]
+    {
+        assert!(text.contains(phrase), "`{phrase}` missing");
+    }
+}
+
+#[test]
+fn list_json_carries_both_languages() {
+    let out = warpscope(&["list", "--json"]);
+    assert!(out.status.success());
+    let all: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    for s in all.as_array().expect("an array") {
+        for key in ["title", "title_zh", "summary", "summary_zh"] {
+            let v = s[key].as_str().unwrap_or("");
+            assert!(!v.is_empty(), "{} has no {key}", s["id"]);
+        }
+        assert!(
+            s["summary_zh"]
+                .as_str()
+                .is_some_and(|z| z.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))),
+            "{}: summary_zh is Chinese",
+            s["id"]
+        );
+    }
+}

@@ -556,3 +556,241 @@ fn recorded_view_speaks_chinese() {
     h.get_by_label("Next barrier >|").click();
     h.run();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Both languages, the Slides theme, and the save buttons.
+
+#[test]
+fn chinese_reaches_the_view_bodies_and_the_stepper() {
+    let mut h = harness("reduction");
+    h.state_mut().zh = true;
+    h.run();
+    // The explanation, the table header, the stepper's buttons and the trace view.
+    h.get_by_label_contains("K 个值一起归约（2 次栅栏）");
+    h.get_by_label("f64 参考值");
+    h.get_by_label("下一个事件 >").click();
+    h.run();
+    assert_eq!(pos(&mut h), 1);
+    h.get_by_label_contains("线程束 0 的各个线程");
+    h.get_by_label_contains("K 个值一起归约只要一对栅栏");
+    let mut h = harness("banks");
+    h.state_mut().zh = true;
+    h.run();
+    h.get_by_label("最坏的冲突路数");
+    h.get_by_label("32 路");
+}
+
+#[test]
+fn export_buttons_without_a_dialog_write_into_the_default_folders_and_say_where() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut h = harness("banks");
+    h.state_mut().figure_folder = dir.path().join("figures");
+    h.state_mut().session_folder = dir.path().join("sessions");
+    assert!(!h.state().use_file_dialog, "tests never open a dialog");
+    h.run();
+    h.get_by_label("Export SVG").click();
+    h.run();
+    let written: Vec<_> = std::fs::read_dir(dir.path().join("figures"))
+        .expect("folder created")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    let name = written[0]
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    assert!(
+        name.starts_with("banks-") && name.ends_with(".svg"),
+        "{name}"
+    );
+    h.get_by_label_contains(&format!(
+        "Saved {}",
+        written[0].canonicalize().expect("exists").display()
+    ));
+    // In Chinese, at 1× without the caption: the message and the figure follow the window.
+    h.state_mut().zh = true;
+    h.state_mut().png_scale = 1.0;
+    h.state_mut().with_caption = false;
+    h.run();
+    h.get_by_label("导出 SVG").click();
+    h.run();
+    let svg = std::fs::read_dir(dir.path().join("figures"))
+        .expect("folder")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p != &written[0])
+        .expect("a second figure");
+    let text = std::fs::read_to_string(&svg).expect("svg");
+    assert!(
+        text.contains("最坏的冲突路数"),
+        "the figure is in the window's language"
+    );
+    assert!(!text.contains("bank 实验场"), "no caption when unticked");
+    h.get_by_label_contains("已保存 ");
+    h.get_by_label("保存会话").click();
+    h.run();
+    let sessions: Vec<_> = std::fs::read_dir(dir.path().join("sessions"))
+        .expect("session folder created")
+        .flatten()
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    h.get_by_label_contains("warpscope gui --preset");
+}
+
+/// Renders `scene` in the Slides theme in English and in Chinese at event `step`, and compares
+/// both with `snapshots/slides-en/<scene>.png` and `snapshots/slides-zh/<scene>.png`.
+fn snapshot_slides(scene: &'static str, step: usize) {
+    snapshot_slides_with(scene, step, egui_kittest::SnapshotOptions::default());
+}
+
+fn snapshot_slides_with(scene: &'static str, step: usize, options: egui_kittest::SnapshotOptions) {
+    if !adapter_or_skip() {
+        return;
+    }
+    // One harness per language: their results are merged so both are reported (and updated).
+    let mut results = egui_kittest::SnapshotResults::new();
+    for (lang, zh) in [("en", false), ("zh", true)] {
+        let mut app = WarpscopeApp::new(Some(scene));
+        app.synchronous = true;
+        app.zh = zh;
+        app.theme = warpscope::export::Theme::Slides;
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(1280.0, 800.0))
+            .wgpu()
+            .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
+        h.run();
+        if step > 0 {
+            if let Some(s) = h.state_mut().state(scene) {
+                s.stepper.pos = step;
+            }
+            h.run();
+        }
+        h.snapshot_options(format!("slides-{lang}/{scene}"), &options);
+        results.extend(h.take_snapshot_results());
+    }
+}
+
+#[test]
+fn slides_every_scene_has_a_snapshot_test() {
+    // Keep the list below complete: a new scene needs its slides snapshots.
+    let listed = include_str!("gui.rs");
+    for s in warpscope_core::scene::scenes() {
+        assert!(
+            listed.contains(&format!("fn slides_{}()", s.id.replace('-', "_"))),
+            "no slides snapshot for {}",
+            s.id
+        );
+    }
+}
+
+#[test]
+fn slides_reduction() {
+    snapshot_slides("reduction", 6);
+}
+
+#[test]
+fn slides_banks() {
+    snapshot_slides("banks", 0);
+}
+
+#[test]
+fn slides_layernorm_formulas() {
+    snapshot_slides("layernorm-formulas", 0);
+}
+
+#[test]
+fn slides_layernorm_syncs() {
+    snapshot_slides("layernorm-syncs", 8);
+}
+
+#[test]
+fn slides_layernorm_bytes() {
+    snapshot_slides("layernorm-bytes", 0);
+}
+
+#[test]
+fn slides_layernorm_error() {
+    snapshot_slides("layernorm-error", 0);
+}
+
+#[test]
+fn slides_layernorm_dgamma() {
+    snapshot_slides("layernorm-dgamma", 40);
+}
+
+#[test]
+fn slides_softmax_formula() {
+    snapshot_slides("softmax-formula", 0);
+}
+
+#[test]
+fn slides_softmax_warp() {
+    snapshot_slides("softmax-warp", 4);
+}
+
+#[test]
+fn slides_softmax_fusion() {
+    snapshot_slides("softmax-fusion", 0);
+}
+
+#[test]
+fn slides_softmax_saved() {
+    snapshot_slides("softmax-saved", 0);
+}
+
+#[test]
+fn slides_trainer_census() {
+    snapshot_slides("trainer-census", 0);
+}
+
+#[test]
+fn slides_trainer_workspace() {
+    snapshot_slides("trainer-workspace", 0);
+}
+
+#[test]
+fn slides_trainer_fp16() {
+    snapshot_slides("trainer-fp16", 0);
+}
+
+#[test]
+fn slides_trainer_timing() {
+    // Timed on this CPU: the measured numbers change from run to run, so this snapshot checks
+    // the layout (labels, table, fonts) and lets the digits differ.
+    snapshot_slides_with(
+        "trainer-timing",
+        0,
+        egui_kittest::SnapshotOptions::new().max_failed_pixels(20_000),
+    );
+}
+
+#[test]
+fn slides_memory_lifetimes() {
+    snapshot_slides("memory-lifetimes", 0);
+}
+
+#[test]
+fn slides_memory_plan() {
+    snapshot_slides("memory-plan", 0);
+}
+
+#[test]
+fn slides_memory_allocator() {
+    snapshot_slides("memory-allocator", 0);
+}
+
+#[test]
+fn slides_memory_snapshot() {
+    snapshot_slides("memory-snapshot", 0);
+}
+
+#[test]
+fn slides_step_ledger() {
+    snapshot_slides("step-ledger", 0);
+}
+
+#[test]
+fn slides_exercises() {
+    snapshot_slides("exercises", 0);
+}

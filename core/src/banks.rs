@@ -58,6 +58,7 @@ pub const SCENE: Scene = Scene {
     title: "Bank playground: shared-memory conflicts",
     title_zh: "bank 实验场：共享内存冲突",
     summary: "Which banks each warp request hits, and the wavefronts it costs.",
+    summary_zh: "每次线程束请求落在哪些 bank 上，要花多少轮。",
     params: PARAMS,
     run: |v| to_json(&run(&BanksParams::from_values(v)?)?),
 };

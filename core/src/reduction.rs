@@ -65,6 +65,7 @@ pub const SCENE: Scene = Scene {
     title: "Reductions: warp butterfly and block reduction",
     title_zh: "归约：线程束蝶形归约与块内归约",
     summary: "K values reduced together need one pair of barriers; reduced one after the other, K pairs.",
+    summary_zh: "K 个值一起归约只要一对栅栏；一个接一个归约要 K 对。",
     params: PARAMS,
     run: |v| to_json(&run(&ReductionParams::from_values(v)?)?),
 };

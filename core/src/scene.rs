@@ -23,6 +23,8 @@ pub struct Scene {
     pub title_zh: &'static str,
     /// One sentence on what the scene shows.
     pub summary: &'static str,
+    /// The same sentence in Chinese, in the lecture's terms.
+    pub summary_zh: &'static str,
     /// The parameters, with the lecture's values as defaults.
     pub params: &'static [ParamSpec],
     /// The computation: validated values in, the result as a JSON value out.

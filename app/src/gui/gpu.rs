@@ -3,6 +3,8 @@
 
 use std::sync::mpsc;
 
+use crate::i18n::tr;
+use crate::trf;
 use warpscope_core::params::ParamValues;
 use warpscope_kernels::record::{self, Recording};
 use warpscope_kernels::{
@@ -161,45 +163,54 @@ impl GpuPanel {
             }
         }
         ui.horizontal(|ui| {
-            let button = ui.add_enabled(!self.running(), egui::Button::new("Run on GPU"));
-            if button.on_hover_text(format!("Run the WGSL kernel `{kernel}` on the GPU adapter, check it against the simulation and time it")).clicked() {
+            let button = ui.add_enabled(!self.running(), egui::Button::new(tr(ui, "Run on GPU", "在 GPU 上运行")));
+            if button.on_hover_text(trf!(ui, "Run the WGSL kernel `{kernel}` on the GPU adapter, check it against the simulation and time it", "在 GPU 适配器上运行 WGSL 内核 `{kernel}`，与模拟结果核对并计时")).clicked() {
                 self.start(kernel, ui.ctx());
                 self.record_wanted = record::scene_for_kernel(kernel).is_some();
             }
             if self.running() {
                 ui.spinner();
-                ui.label(format!("running {kernel} on the adapter…"));
+                ui.label(trf!(ui, "running {kernel} on the adapter…", "正在适配器上运行 {kernel}…"));
             }
         });
         match &self.last {
             None => {}
             Some(Err(e)) => {
-                ui.colored_label(ui.visuals().warn_fg_color, format!("No GPU run: {e}"));
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    trf!(ui, "No GPU run: {e}", "没有 GPU 运行结果：{e}"),
+                );
             }
             Some(Ok(r)) => {
-                ui.label(format!(
+                ui.label(trf!(
+                    ui,
                     "{} on {} ({}, subgroups {}–{} lanes): {}",
+                    "{} 在 {} 上（{}，子组 {}–{} 个线程）：{}",
                     r.kernel,
                     r.adapter.name,
                     r.adapter.backend,
                     r.adapter.subgroup_min_size,
                     r.adapter.subgroup_max_size,
                     if r.verified {
-                        "matches core within tolerance"
+                        tr(
+                            ui,
+                            "matches core within tolerance",
+                            "与 core 的结果在容差内一致",
+                        )
                     } else {
-                        "DOES NOT match core"
+                        tr(ui, "DOES NOT match core", "与 core 的结果不一致")
                     }
                 ));
                 egui::Grid::new("gpu-run").striped(true).show(ui, |ui| {
-                    for h in [
-                        "variant",
-                        "launches",
-                        "max abs error",
-                        "verified",
-                        "median µs",
-                        "GB/s",
+                    for (en, zh) in [
+                        ("variant", "版本"),
+                        ("launches", "发射次数"),
+                        ("max abs error", "最大绝对误差"),
+                        ("verified", "核对通过"),
+                        ("median µs", "中位数 µs"),
+                        ("GB/s", "GB/s"),
                     ] {
-                        ui.strong(h);
+                        ui.strong(tr(ui, en, zh));
                     }
                     ui.end_row();
                     // Adam's FP16-storage layouts (when the adapter has SHADER_F16) below f32's.
@@ -208,14 +219,20 @@ impl GpuPanel {
                         ui.label(&v.name);
                         ui.monospace(v.launches.to_string());
                         ui.monospace(format!("{:.1e}", v.verification.max_abs_error));
-                        ui.monospace(if v.verification.passed { "yes" } else { "no" });
+                        ui.monospace(if v.verification.passed {
+                            tr(ui, "yes", "是")
+                        } else {
+                            tr(ui, "no", "否")
+                        });
                         ui.monospace(format!("{:.1}", v.timing.median_us));
                         ui.monospace(format!("{:.2}", v.achieved_gbps));
                         ui.end_row();
                     }
                 });
-                ui.label(format!(
+                ui.label(trf!(
+                    ui,
                     "{} vs {}: {:.2}× the time, {:.2}× the bytes, {:.0}× the launches.",
+                    "{} 对比 {}：时间 {:.2} 倍，字节 {:.2} 倍，发射次数 {:.0} 倍。",
                     r.comparison.baseline,
                     r.comparison.optimised,
                     r.comparison.time_ratio,

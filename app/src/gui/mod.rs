@@ -5,6 +5,7 @@
 pub mod fonts;
 pub mod gpu;
 pub mod params;
+pub mod save;
 pub mod stepper;
 pub mod views;
 
@@ -20,6 +21,8 @@ use warpscope_core::scene::{self, Scene};
 
 use self::stepper::Stepper;
 use self::views::Computed;
+use crate::i18n::tr;
+use crate::trf;
 
 /// The lecture's chapters as the navigator shows them, with the scenes each will hold
 /// (SCENES.md). Ids not in the registry yet are listed as "not built yet".
@@ -192,10 +195,13 @@ impl SceneState {
                     ctx.request_repaint_after(std::time::Duration::from_millis(30))
                 }
                 Err(mpsc::TryRecvError::Disconnected) => {
-                    self.error = Some((
-                        String::new(),
-                        "the computation stopped unexpectedly".to_owned(),
-                    ));
+                    let zh = crate::i18n::lang(ctx) == crate::export::Lang::Zh;
+                    let msg = if zh {
+                        "计算意外中止"
+                    } else {
+                        "the computation stopped unexpectedly"
+                    };
+                    self.error = Some((String::new(), msg.to_owned()));
                     self.job = None;
                 }
             }
@@ -232,10 +238,13 @@ impl SceneState {
                     })
                 }
                 Err(e) => {
-                    self.error = Some((
-                        String::new(),
-                        format!("could not start the computation: {e}"),
-                    ))
+                    let zh = crate::i18n::lang(ctx) == crate::export::Lang::Zh;
+                    let msg = if zh {
+                        format!("无法开始计算：{e}")
+                    } else {
+                        format!("could not start the computation: {e}")
+                    };
+                    self.error = Some((String::new(), msg))
                 }
             }
         }
@@ -320,6 +329,18 @@ pub struct WarpscopeApp {
     applied_theme: Option<crate::export::Theme>,
     fonts_installed: bool,
     export_message: Option<String>,
+    /// Ask for the file name in a native save dialog (the window turns this on; tests leave it
+    /// off so files go to the default folders deterministically).
+    pub use_file_dialog: bool,
+    /// Where *Export PNG* / *Export SVG* write when no dialog is used ([`FIGURE_FOLDER`]).
+    pub figure_folder: std::path::PathBuf,
+    /// Where *Save session* writes when no dialog is used ([`SESSION_FOLDER`]).
+    pub session_folder: std::path::PathBuf,
+    /// PNG export scale: 1, 2 or 3 pixels per point.
+    pub png_scale: f32,
+    /// Exported figures carry the caption line (title and parameters).
+    pub with_caption: bool,
+    dialog: Option<save::PendingDialog>,
     /// Under [`EXIT_AFTER_FIRST_FRAME`]: frames drawn so far.
     timing_frames: Option<u64>,
 }
@@ -341,6 +362,12 @@ impl WarpscopeApp {
             applied_theme: None,
             fonts_installed: false,
             export_message: None,
+            use_file_dialog: false,
+            figure_folder: FIGURE_FOLDER.into(),
+            session_folder: SESSION_FOLDER.into(),
+            png_scale: 2.0,
+            with_caption: true,
+            dialog: None,
             timing_frames: None,
         }
     }
@@ -407,15 +434,21 @@ impl WarpscopeApp {
             self.adapter = s;
             self.adapter_rx = None;
         }
+        if let Some(d) = &self.dialog
+            && let Some(msg) = d.poll()
+        {
+            self.export_message = Some(msg);
+            self.dialog = None;
+        }
         egui::Panel::top("banner").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("warpscope");
-                ui.label(if self.zh {
-                    "· LightSeq2 训练内核，逐个线程束"
-                } else {
-                    "· LightSeq2 training kernels, warp by warp"
-                });
-                let lang_label = ui.label(if self.zh { "语言" } else { "Language" }).id;
+                ui.label(tr(
+                    ui,
+                    "· LightSeq2 training kernels, warp by warp",
+                    "· LightSeq2 训练内核，逐个线程束",
+                ));
+                let lang_label = ui.label(tr(ui, "Language", "语言")).id;
                 egui::ComboBox::from_id_salt("language")
                     .selected_text(if self.zh { "中文" } else { "English" })
                     .show_ui(ui, |ui| {
@@ -424,29 +457,37 @@ impl WarpscopeApp {
                     })
                     .response
                     .labelled_by(lang_label)
-                    .on_hover_text("Language of titles and parameter labels");
-                let theme_label = ui.label(if self.zh { "主题" } else { "Theme" }).id;
+                    .on_hover_text(tr(
+                        ui,
+                        "Language of every label, caption and explanation (and of exported figures)",
+                        "所有标签、图注和说明的语言（也用于导出的图）",
+                    ));
+                let theme_label = ui.label(tr(ui, "Theme", "主题")).id;
                 egui::ComboBox::from_id_salt("theme")
-                    .selected_text(format!("{:?}", self.theme))
+                    .selected_text(theme_name(ui, self.theme))
                     .show_ui(ui, |ui| {
                         for t in [
                             crate::export::Theme::Dark,
                             crate::export::Theme::Light,
                             crate::export::Theme::Slides,
                         ] {
-                            ui.selectable_value(&mut self.theme, t, format!("{t:?}"));
+                            ui.selectable_value(&mut self.theme, t, theme_name(ui, t));
                         }
                     })
                     .response
                     .labelled_by(theme_label)
-                    .on_hover_text("Colours and text size (Slides: light, larger text)");
+                    .on_hover_text(tr(
+                        ui,
+                        "Colours and text size (Slides: light, larger text)",
+                        "颜色和字号（Slides：浅色背景、字更大）",
+                    ));
                 ui.with_layout(
                     egui::Layout::right_to_left(egui::Align::Center),
                     |ui| match &self.adapter {
                         AdapterStatus::NotProbed => {}
                         AdapterStatus::Probing => {
                             ui.spinner();
-                            ui.label("looking for a GPU adapter…");
+                            ui.label(tr(ui, "looking for a GPU adapter…", "正在查找 GPU 适配器…"));
                         }
                         AdapterStatus::Found(name) => {
                             ui.label(format!("GPU: {name}"));
@@ -454,7 +495,7 @@ impl WarpscopeApp {
                         AdapterStatus::Missing(why) => {
                             ui.colored_label(
                                 ui.visuals().warn_fg_color,
-                                "Simulation only: no GPU adapter",
+                                tr(ui, "Simulation only: no GPU adapter", "只有模拟：没有 GPU 适配器"),
                             )
                             .on_hover_text(why);
                         }
@@ -464,6 +505,8 @@ impl WarpscopeApp {
         });
         egui::Panel::left("navigator")
             .default_size(230.0)
+            // Wide enough that scene ids never wrap (Chinese section titles are narrower).
+            .min_size(200.0)
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| self.navigator(ui));
             });
@@ -473,9 +516,18 @@ impl WarpscopeApp {
         }
         let (id, synchronous, zh) = (self.selected, self.synchronous, self.zh);
         let mut export_message = self.export_message.take();
+        let mut save_clicked = None;
+        let (mut png_scale, mut with_caption) = (self.png_scale, self.with_caption);
+        let dialog_open = self.dialog.is_some();
+        let (figure_folder, session_folder) =
+            (self.figure_folder.clone(), self.session_folder.clone());
         let Some(state) = self.state(id) else {
             egui::CentralPanel::default().show(ui, |ui| {
-                ui.label(format!("Scene `{id}` is not built yet."));
+                ui.label(trf!(
+                    ui,
+                    "Scene `{id}` is not built yet.",
+                    "场景 `{id}` 还没有做好。"
+                ));
             });
             return;
         };
@@ -487,8 +539,11 @@ impl WarpscopeApp {
             .default_size(250.0)
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| {
-                    ui.heading(if zh { "参数" } else { "Parameters" });
-                    ui.label(egui::RichText::new(state.scene.summary).small());
+                    ui.heading(tr(ui, "Parameters", "参数"));
+                    ui.label(
+                        egui::RichText::new(tr(ui, state.scene.summary, state.scene.summary_zh))
+                            .small(),
+                    );
                     ui.separator();
                     if params::panel(
                         ui,
@@ -542,24 +597,65 @@ impl WarpscopeApp {
                 });
             });
         egui::CentralPanel::default().show(ui, |ui| {
-            ui.horizontal(|ui| {
-                ui.heading(format!("{} {}", state.scene.section, if zh { state.scene.title_zh } else { state.scene.title }));
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    if ui.button("Save session").on_hover_text("Save this scene, its parameters and step to ./warpscope-sessions (reopen with --preset FILE)").clicked() {
-                        export_message = Some(save_session(state));
-                    }
-                    for (label, ext) in [("Export PNG", "png"), ("Export SVG", "svg")] {
-                        if ui.button(label).on_hover_text("Write this view as a slide figure into ./warpscope-figures").clicked() {
-                            export_message = Some(export_view(state, ext));
+            ui.heading(format!("{} {}", state.scene.section, if zh { state.scene.title_zh } else { state.scene.title }));
+            // The export controls get their own row: beside a long title they would overlap it.
+            ui.horizontal_wrapped(|ui| {
+                    ui.add_enabled_ui(!dialog_open, |ui| {
+                        let figure_hover = tr(
+                            ui,
+                            "Write this view as a slide figure (Slides theme, the window's language); without a file dialog into ./warpscope-figures",
+                            "把这个视图写成幻灯片用的图（Slides 主题、窗口当前的语言）；没有文件对话框时存进 ./warpscope-figures",
+                        );
+                        for (label, kind) in [
+                            (tr(ui, "Export PNG", "导出 PNG"), save::SaveKind::Png),
+                            (tr(ui, "Export SVG", "导出 SVG"), save::SaveKind::Svg),
+                        ] {
+                            if ui.button(label).on_hover_text(figure_hover).clicked() {
+                                save_clicked = Some(kind);
+                            }
                         }
-                    }
-                });
+                        egui::ComboBox::from_id_salt("png-scale")
+                            .width(48.0)
+                            .selected_text(format!("{png_scale}×"))
+                            .show_ui(ui, |ui| {
+                                for s in [1.0, 2.0, 3.0] {
+                                    ui.selectable_value(&mut png_scale, s, format!("{s}×"));
+                                }
+                            })
+                            .response
+                            .on_hover_text(tr(
+                                ui,
+                                "PNG scale: pixels per point",
+                                "PNG 缩放：每个点几个像素",
+                            ));
+                        ui.checkbox(&mut with_caption, tr(ui, "with caption", "带图注"))
+                            .on_hover_text(tr(
+                                ui,
+                                "Put the scene title and its parameters above exported figures",
+                                "在导出的图上方加场景标题和参数",
+                            ));
+                        if ui
+                            .button(tr(ui, "Save session", "保存会话"))
+                            .on_hover_text(tr(
+                                ui,
+                                "Save this scene, its parameters and step (reopen with --preset FILE); without a file dialog into ./warpscope-sessions",
+                                "保存这个场景、它的参数和步骤（用 --preset FILE 重新打开）；没有文件对话框时存进 ./warpscope-sessions",
+                            ))
+                            .clicked()
+                        {
+                            save_clicked = Some(save::SaveKind::Session);
+                        }
+                    });
             });
             if let Some(msg) = export_message.as_ref() {
                 ui.label(egui::RichText::new(msg).small());
             }
             if let Some(kernel) = gpu::kernel_for(state.scene.id) {
-                egui::CollapsingHeader::new(format!("Real GPU run: kernel {kernel}"))
+                egui::CollapsingHeader::new(trf!(
+                    ui,
+                    "Real GPU run: kernel {kernel}",
+                    "在真实 GPU 上运行：内核 {kernel}"
+                ))
                     .default_open(state.gpu.last.is_some())
                     .show(ui, |ui| state.gpu.ui(ui, kernel, synchronous));
             }
@@ -567,26 +663,68 @@ impl WarpscopeApp {
             if state.error.is_some() && state.computed.is_some() {
                 ui.colored_label(
                     ui.visuals().error_fg_color,
-                    "The current parameters give no result (the message is on the left); the last good result is shown.",
+                    tr(
+                        ui,
+                        "The current parameters give no result (the message is on the left); the last good result is shown.",
+                        "当前参数得不到结果（原因见左侧）；显示的是上一次成功的结果。",
+                    ),
                 );
             }
             egui::ScrollArea::vertical().show(ui, |ui| match state.computed.clone() {
                 Some(c) => views::show(ui, &c, state),
                 None if state.error.is_some() => {
-                    ui.label("No result: fix the parameter on the left.");
+                    ui.label(tr(ui, "No result: fix the parameter on the left.", "没有结果：请修改左侧的参数。"));
                 }
                 None => {
                     ui.spinner();
                 }
             });
         });
+        let request = save_clicked.map(|kind| save::SaveRequest {
+            kind,
+            scene: state.scene,
+            values: state.values.clone(),
+            step: state.stepper.pos,
+            opts: crate::export::FigureOptions {
+                step: Some(state.stepper.pos),
+                lang: if zh {
+                    crate::export::Lang::Zh
+                } else {
+                    crate::export::Lang::En
+                },
+                caption: with_caption,
+                ..Default::default()
+            },
+            scale: png_scale,
+            folder: if kind == save::SaveKind::Session {
+                session_folder.clone()
+            } else {
+                figure_folder.clone()
+            },
+        });
+        if let Some(req) = request {
+            if self.use_file_dialog && save::dialog_available() {
+                match save::PendingDialog::open(req.clone(), ui.ctx()) {
+                    Ok(d) => self.dialog = Some(d),
+                    Err(_) => export_message = Some(req.write_to_default_folder()),
+                }
+            } else {
+                export_message = Some(req.write_to_default_folder());
+            }
+        }
+        self.png_scale = png_scale;
+        self.with_caption = with_caption;
         self.export_message = export_message;
     }
 
     fn navigator(&mut self, ui: &mut egui::Ui) {
         for (section, title, title_zh, ids) in CHAPTERS {
             let title = if self.zh { title_zh } else { title };
-            ui.label(egui::RichText::new(format!("{section} {title}")).strong());
+            let shown = match *section {
+                "Foundations" if self.zh => "基础",
+                s => s,
+            };
+            ui.label(egui::RichText::new(format!("{shown} {title}")).strong());
             let extra: Vec<&'static str> = scene::scenes()
                 .filter(|s| {
                     s.section.starts_with(section)
@@ -609,7 +747,10 @@ impl WarpscopeApp {
                     Err(_) => {
                         ui.add_enabled(
                             false,
-                            egui::Button::selectable(false, format!("{id} (not built yet)")),
+                            egui::Button::selectable(
+                                false,
+                                trf!(ui, "{id} (not built yet)", "{id}（还没做好）"),
+                            ),
                         );
                     }
                 }
@@ -622,51 +763,16 @@ impl WarpscopeApp {
 /// The folder the window's "Save session" button writes into.
 pub const SESSION_FOLDER: &str = "warpscope-sessions";
 
-/// Saves the scene as shown and says where the file went.
-fn save_session(state: &SceneState) -> String {
-    if let Err(e) = std::fs::create_dir_all(SESSION_FOLDER) {
-        return format!("Could not create the folder {SESSION_FOLDER}: {e}");
-    }
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let path =
-        std::path::Path::new(SESSION_FOLDER).join(format!("{}-{stamp}.json", state.scene.id));
-    let session = warpscope_core::session::Session {
-        scene: state.scene.id.to_owned(),
-        params: state.values.clone(),
-        step: Some(state.stepper.pos),
-    };
-    match crate::export::write_atomically(&path, session.to_json().as_bytes()) {
-        Ok(()) => format!(
-            "Saved {} — reopen with `warpscope gui --preset {}`",
-            path.display(),
-            path.display()
-        ),
-        Err(e) => format!("Saving failed: {e}"),
-    }
-}
-
 /// The folder the window's export buttons write into.
 pub const FIGURE_FOLDER: &str = "warpscope-figures";
 
-/// Exports the scene as shown (parameters and stepper position) and says where the file went.
-fn export_view(state: &SceneState, ext: &str) -> String {
-    if let Err(e) = std::fs::create_dir_all(FIGURE_FOLDER) {
-        return format!("Could not create the folder {FIGURE_FOLDER}: {e}");
-    }
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let path =
-        std::path::Path::new(FIGURE_FOLDER).join(format!("{}-{stamp}.{ext}", state.scene.id));
-    let opts = crate::export::FigureOptions {
-        step: Some(state.stepper.pos),
-        ..Default::default()
-    };
-    match crate::export::export(state.scene, state.values.clone(), &path, 2.0, &opts) {
-        Ok(p) => format!("Saved {}", p.display()),
-        Err(e) => format!("Export failed: {e}"),
+/// A theme's name in the window's language.
+fn theme_name(ui: &egui::Ui, t: crate::export::Theme) -> &'static str {
+    use crate::export::Theme;
+    match t {
+        Theme::Dark => tr(ui, "Dark", "深色"),
+        Theme::Light => tr(ui, "Light", "浅色"),
+        Theme::Slides => "Slides",
     }
 }
 
@@ -738,6 +844,7 @@ pub fn run(scene: Option<String>, session: Option<warpscope_core::session::Sessi
                 app.timing_frames = Some(0);
             }
             app.probe_adapter();
+            app.use_file_dialog = true;
             Ok(Box::new(app))
         }),
     );

@@ -56,7 +56,11 @@ pub fn panel(
                     .data_mut(|d| d.get_temp::<String>(id))
                     .unwrap_or_else(|| v.clone());
                 let r = ui
-                    .add(egui::TextEdit::singleline(&mut draft).hint_text(spec.label))
+                    .add(egui::TextEdit::singleline(&mut draft).hint_text(if zh {
+                        spec.label_zh
+                    } else {
+                        spec.label
+                    }))
                     .labelled_by(label);
                 if r.lost_focus() && draft != *v {
                     *v = draft.clone();
@@ -84,7 +88,11 @@ pub fn panel(
         } else {
             "Lecture defaults"
         })
-        .on_hover_text("Reset every parameter to the lecture's value")
+        .on_hover_text(if zh {
+            "把每个参数恢复成讲义里的值"
+        } else {
+            "Reset every parameter to the lecture's value"
+        })
         .clicked()
     {
         *values = ParamValues::defaults(specs);

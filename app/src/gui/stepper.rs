@@ -4,6 +4,9 @@
 
 use warpscope_core::simt::{EventKind, Trace};
 
+use crate::i18n::tr;
+use crate::trf;
+
 /// Where the stepper stands in a trace's timeline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stepper {
@@ -76,12 +79,18 @@ impl Stepper {
         let before = self.pos;
         let len = timeline.len();
         if len == 0 {
-            ui.label("This trace has no events.");
+            ui.label(tr(ui, "This trace has no events.", "这条轨迹没有事件。"));
             return false;
         }
         self.pos = self.pos.min(len - 1);
         if figure_mode(ui.ctx()) {
-            ui.label(format!("{} — event {} of {len}", trace.kernel, self.pos));
+            ui.label(trf!(
+                ui,
+                "{} — event {} of {len}",
+                "{} — 第 {} 个事件，共 {len} 个",
+                trace.kernel,
+                self.pos
+            ));
             return false;
         }
         // Keys act only when no text field has focus.
@@ -105,60 +114,92 @@ impl Stepper {
         }
         ui.horizontal_wrapped(|ui| {
             if ui
-                .button("|< Restart")
-                .on_hover_text("Back to the first event")
+                .button(tr(ui, "|< Restart", "|< 从头开始"))
+                .on_hover_text(tr(ui, "Back to the first event", "回到第一个事件"))
                 .clicked()
             {
                 self.pos = 0;
                 self.playing = false;
             }
             if ui
-                .button("< Back")
-                .on_hover_text("One event back (←)")
+                .button(tr(ui, "< Back", "< 后退"))
+                .on_hover_text(tr(ui, "One event back (←)", "后退一个事件（←）"))
                 .clicked()
             {
                 self.back();
             }
-            let play = if self.playing { "Pause" } else { "Play" };
+            let play = match (self.playing, crate::i18n::zh(ui)) {
+                (true, false) => "Pause",
+                (false, false) => "Play",
+                (true, true) => "暂停",
+                (false, true) => "播放",
+            };
             if ui
                 .button(play)
-                .on_hover_text("Play or pause (space)")
+                .on_hover_text(tr(ui, "Play or pause (space)", "播放或暂停（空格）"))
                 .clicked()
             {
                 self.playing = !self.playing;
             }
             if ui
-                .button("Step event >")
-                .on_hover_text("One event forward (→)")
+                .button(tr(ui, "Step event >", "下一个事件 >"))
+                .on_hover_text(tr(ui, "One event forward (→)", "前进一个事件（→）"))
                 .clicked()
             {
                 self.step(len);
             }
             if ui
-                .button("Step warp >>")
-                .on_hover_text("Forward to the next warp's events")
+                .button(tr(ui, "Step warp >>", "下一个线程束 >>"))
+                .on_hover_text(tr(
+                    ui,
+                    "Forward to the next warp's events",
+                    "前进到下一个线程束的事件",
+                ))
                 .clicked()
             {
                 self.next_warp(timeline);
             }
             if ui
-                .button("Next barrier >|")
-                .on_hover_text("Forward to the next __syncthreads()")
+                .button(tr(ui, "Next barrier >|", "下一个栅栏 >|"))
+                .on_hover_text(tr(
+                    ui,
+                    "Forward to the next __syncthreads()",
+                    "前进到下一个 __syncthreads()（块内同步）",
+                ))
                 .clicked()
             {
                 self.next_barrier(trace, timeline);
             }
+            // Slider, value and text are one unit the wrapping layout cannot break: start a new
+            // row when it does not fit (the Chinese buttons are wider), or it pushes the whole
+            // view past the right edge.
+            // (In a wrapping row `available_width` is the whole row's; measure what is left.)
+            let left = ui.max_rect().right() - ui.cursor().min.x;
+            if left < ui.spacing().slider_width + 140.0 {
+                ui.end_row();
+            }
             ui.add(
                 egui::Slider::new(&mut self.speed, 1.0..=200.0)
                     .logarithmic(true)
-                    .text("events/s"),
+                    .text(tr(ui, "events/s", "事件/秒")),
             );
         });
         let mut p = self.pos;
-        ui.spacing_mut().slider_width = (ui.available_width() - 140.0).max(120.0);
+        let text = trf!(ui, "event of {len}", "事件（共 {len} 个）");
+        // Leave room for the value box and the text, measured (hanzi are twice as wide).
+        let text_w = ui
+            .painter()
+            .layout_no_wrap(
+                text.clone(),
+                egui::TextStyle::Body.resolve(ui.style()),
+                egui::Color32::WHITE,
+            )
+            .size()
+            .x;
+        ui.spacing_mut().slider_width = (ui.available_width() - text_w - 70.0).max(120.0);
         ui.add(
             egui::Slider::new(&mut p, 0..=len - 1)
-                .text(format!("event of {len}"))
+                .text(text)
                 .clamping(egui::SliderClamping::Always),
         );
         self.pos = p;

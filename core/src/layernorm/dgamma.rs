@@ -107,6 +107,7 @@ pub const SCENE: Scene = Scene {
     title: "∇γ, ∇β: column sums, atomics, the 32 × 32 tile and bank conflicts",
     title_zh: "∇γ、∇β：按列求和、原子加、32 × 32 分块与 bank 冲突",
     summary: "Three (and a two-stage) parallelisations of the column sums, the tile simulated warp by warp.",
+    summary_zh: "按列求和的三种（外加两段式）并行方式，分块版逐个线程束模拟。",
     params: PARAMS,
     run: |v| to_json(&run(&DgammaParams::from_values(v)?)?),
 };

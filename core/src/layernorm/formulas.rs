@@ -47,6 +47,7 @@ pub const SCENE: Scene = Scene {
     title: "LayerNorm backward: HW4 form vs slides form vs autograd",
     title_zh: "LayerNorm 反向：HW4 写法、slides 写法与自动求导",
     summary: "Both closed forms of ∇x against reverse-mode differentiation, in f64, f32 and f16.",
+    summary_zh: "两种闭式的 ∇x 与反向模式自动求导对比，分别用 f64、f32 和 f16。",
     params: PARAMS,
     run: |v| to_json(&run(&FormulasParams::from_values(v)?)?),
 };

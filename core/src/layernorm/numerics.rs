@@ -60,6 +60,7 @@ pub const SCENE: Scene = Scene {
     title: "The numerical cost of the rewrite",
     title_zh: "重排的数值代价",
     summary: "f32 error of the HW4 and slides forms of ∇x as the row mean grows, and the forward E[x²]−E[x]² failure.",
+    summary_zh: "随行均值增大，HW4 写法和 slides 写法的 ∇x 的 f32 误差，以及前向 E[x²]−E[x]² 的失效。",
     params: PARAMS,
     run: |v| to_json(&run(&ErrorParams::from_values(v)?)?),
 };

@@ -54,6 +54,7 @@ pub const SCENE: Scene = Scene {
     title: "Two dependent reductions vs two reductions together",
     title_zh: "两次有依赖的归约 vs 一起做的两次归约",
     summary: "Dependency graphs of the autograd-style chain and the rewrite, and their block reductions on the SIMT model.",
+    summary_zh: "自动求导式的链与重排后的依赖图，以及它们在 SIMT 模型上的块内归约。",
     params: PARAMS,
     run: |v| to_json(&run(&SyncsParams::from_values(v)?)?),
 };

@@ -131,6 +131,7 @@ pub const SCENE: Scene = Scene {
     title: "Static plan: reusable blocks for backward's temporaries",
     title_zh: "静态规划：反向临时张量共用的显存块",
     summary: "Greedy planning packs the ten temporaries into a few blocks; at the lecture case 1 + 8 + 1 + 1 BLH = the lower bound.",
+    summary_zh: "贪心规划把十个临时张量装进几个块；讲义的例子里 1 + 8 + 1 + 1 BLH = 下界。",
     params: SHAPE_PARAMS,
     run: |v| to_json(&run(&AttentionShape::from_values(v)?)?),
 };

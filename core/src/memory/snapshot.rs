@@ -65,6 +65,7 @@ pub const SCENE: Scene = Scene {
     title: "Real PyTorch memory snapshots",
     title_zh: "真实的 PyTorch 显存快照",
     summary: "Reads torch.cuda.memory._snapshot() pickles (executing nothing from them) and replays their trace through the allocator simulator.",
+    summary_zh: "读取 torch.cuda.memory._snapshot() 的 pickle（不执行其中任何东西），并用分配器模拟器重放它的轨迹。",
     params: PARAMS,
     run: |v| to_json(&run_path(v.text("path")?)?),
 };

@@ -37,6 +37,7 @@ pub const SCENE: Scene = Scene {
     title: "Softmax backward: one dot product instead of an L × L Jacobian",
     title_zh: "softmax 反向：一次点积代替 L × L 雅可比",
     summary: "∇x = y ⊙ (∇y − Σ∇y·y) equals the explicit Jacobian product; only y is needed and every row of ∇x sums to 0.",
+    summary_zh: "∇x = y ⊙ (∇y − Σ∇y·y) 与显式的雅可比乘积相等；只需要 y，∇x 的每一行之和为 0。",
     params: PARAMS,
     run: |v| to_json(&run(&FormulaParams::from_values(v)?)?),
 };

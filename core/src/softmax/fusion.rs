@@ -77,6 +77,7 @@ pub const SCENE: Scene = Scene {
     title: "Fusing dropout backward into softmax backward",
     title_zh: "把 dropout 反向融合进 softmax 反向",
     summary: "Five kernels and three score-sized temporaries become one kernel reading ∇P, M and y once and writing ∇x once.",
+    summary_zh: "五个内核和三个与分数矩阵一样大的临时张量，变成一个内核：∇P、M、y 各读一次，∇x 写一次。",
     params: PARAMS,
     run: |v| to_json(&run(&FusionParams::from_values(v)?)?),
 };

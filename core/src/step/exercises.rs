@@ -51,6 +51,7 @@ pub const SCENE: Scene = Scene {
     title: "Exercises: all twelve, computed",
     title_zh: "练习：十二道题，逐题计算",
     summary: "Every §9 exercise answered by the lab that owns the computation, beside the lecture's reference answer.",
+    summary_zh: "§9 的每道练习都由负责那项计算的实验算出，旁边是讲义的参考答案。",
     params: PARAMS,
     run: |_| to_json(&run()?),
 };

@@ -123,6 +123,7 @@ pub const SCENE: Scene = Scene {
     title: "The whole training step on paper: baseline vs LightSeq2",
     title_zh: "一整步训练的纸面账：基线 vs LightSeq2",
     summary: "GPT-2 large, 8 × 1024 tokens: every kernel's FLOPs, bytes, launches and time, stage by stage; sweeps over tokens, GEMM efficiency and device; the paper's measured speedups beside the model.",
+    summary_zh: "GPT-2 large，8 × 1024 个 token：逐阶段列出每个内核的 FLOPs、字节、发射次数和时间；按 token 数、GEMM 效率和设备扫描；论文实测的加速比放在模型旁边。",
     params: PARAMS,
     run: |v| to_json(&run(&StepParams::from_values(v)?)?),
 };

@@ -355,6 +355,7 @@ pub const SCENE: Scene = Scene {
     title: "Census: how many parameter tensors a trainer touches",
     title_zh: "参数张量普查：训练器每步要碰多少个张量",
     summary: "Parameter tensors built from each architecture's hyper-parameters: by kind, by size; most are ~1k-element biases and LayerNorm γ/β.",
+    summary_zh: "由各架构的超参数构造出参数张量：按种类、按大小统计；大多数是约 1k 个元素的偏置和 LayerNorm γ/β。",
     params: PARAMS,
     run: |v| to_json(&run(&CensusParams::from_values(v)?)?),
 };

@@ -181,6 +181,7 @@ pub const SCENE: Scene = Scene {
     title: "FP16 storage swallows small updates",
     title_zh: "FP16 存储会吞掉小的更新量",
     summary: "FP16-stored vs FP32-master γ under Adam: updates below half an FP16 spacing vanish.",
+    summary_zh: "Adam 下 FP16 存储与 FP32 主参数的 γ 对比：小于半个 FP16 间距的更新会消失。",
     params: PARAMS,
     run: |v| to_json(&run(&Fp16Params::from_values(v)?)?),
 };

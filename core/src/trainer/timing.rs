@@ -55,6 +55,7 @@ pub const SCENE: Scene = Scene {
     title: "Measured here: per-tensor vs one-buffer Adam",
     title_zh: "本机实测：逐张量 Adam 与整块 Adam",
     summary: "Adam called once per parameter tensor vs once over the linked buffer, timed on this CPU, against a plain copy of the same bytes.",
+    summary_zh: "Adam 逐个参数张量调用 vs 对链接好的整块调用一次，在本机 CPU 上计时，并与同样字节数的普通拷贝对比。",
     params: PARAMS,
     run: |v| to_json(&run(&TimingParams::from_values(v)?)?),
 };

@@ -4,6 +4,8 @@ use warpscope_core::banks::BanksOutput;
 
 use super::widgets;
 use crate::gui::SceneState;
+use crate::i18n::tr;
+use crate::trf;
 
 /// Draws the scene.
 pub fn show(ui: &mut egui::Ui, b: &BanksOutput, state: &mut SceneState) {
@@ -11,18 +13,32 @@ pub fn show(ui: &mut egui::Ui, b: &BanksOutput, state: &mut SceneState) {
         .num_columns(2)
         .striped(true)
         .show(ui, |ui| {
-            ui.label("worst conflict degree");
-            ui.strong(format!("{}-way", b.conflict_degree));
+            ui.label(tr(ui, "worst conflict degree", "最坏的冲突路数"));
+            ui.strong(trf!(ui, "{}-way", "{} 路", b.conflict_degree));
             ui.end_row();
-            ui.label("wavefronts of the worst request (ideal)");
+            ui.label(tr(
+                ui,
+                "wavefronts of the worst request (ideal)",
+                "最坏请求的轮数（理想）",
+            ));
             ui.strong(format!("{} ({})", b.wavefronts, b.ideal_wavefronts));
             ui.end_row();
-            ui.label("requests to read the array once");
+            ui.label(tr(
+                ui,
+                "requests to read the array once",
+                "把数组读一遍要几次请求",
+            ));
             ui.label(b.requests.to_string());
             ui.end_row();
-            ui.label("wavefronts per request, averaged over all requests");
-            ui.label(format!(
+            ui.label(tr(
+                ui,
+                "wavefronts per request, averaged over all requests",
+                "每次请求的平均轮数（所有请求）",
+            ));
+            ui.label(trf!(
+                ui,
                 "{:.2} (ideal {:.2})",
+                "{:.2}（理想 {:.2}）",
                 b.avg_wavefronts_per_request,
                 b.total_ideal_wavefronts as f64 / f64::from(b.requests.max(1))
             ));
@@ -33,10 +49,18 @@ pub fn show(ui: &mut egui::Ui, b: &BanksOutput, state: &mut SceneState) {
     }
     let last = b.shown.len() - 1;
     state.view.request = state.view.request.min(last);
-    ui.add(egui::Slider::new(&mut state.view.request, 0..=last).text("warp request"));
+    ui.add(
+        egui::Slider::new(&mut state.view.request, 0..=last).text(tr(
+            ui,
+            "warp request",
+            "线程束请求",
+        )),
+    );
     let r = &b.shown[state.view.request];
-    ui.label(format!(
+    ui.label(trf!(
+        ui,
         "Request {}: {} wavefront(s), ideal {}, conflict degree {} — lanes grouped {} at a time",
+        "请求 {}：{} 轮，理想 {}，{} 路冲突 — 每 {} 个线程一组",
         state.view.request,
         r.cost.wavefronts,
         r.cost.ideal_wavefronts,
@@ -44,20 +68,23 @@ pub fn show(ui: &mut egui::Ui, b: &BanksOutput, state: &mut SceneState) {
         r.cost.group_lanes
     ));
     widgets::bank_grid(ui, &r.cost, 32);
-    ui.collapsing("Elements each lane reads", |ui| {
-        egui::Grid::new("lanes").striped(true).show(ui, |ui| {
-            ui.strong("lane");
-            ui.strong("element [row][col]");
-            ui.strong("byte address");
-            ui.strong("bank");
-            ui.end_row();
-            for (l, ((i, j), a)) in r.elements.iter().zip(&r.addresses).enumerate() {
-                ui.label(l.to_string());
-                ui.monospace(format!("[{i}][{j}]"));
-                ui.monospace(a.to_string());
-                ui.monospace(r.cost.lane_bank[l].map_or("—".into(), |b| b.to_string()));
+    ui.collapsing(
+        tr(ui, "Elements each lane reads", "每个线程读的元素"),
+        |ui| {
+            egui::Grid::new("lanes").striped(true).show(ui, |ui| {
+                ui.strong(tr(ui, "lane", "线程"));
+                ui.strong(tr(ui, "element [row][col]", "元素 [行][列]"));
+                ui.strong(tr(ui, "byte address", "字节地址"));
+                ui.strong("bank");
                 ui.end_row();
-            }
-        });
-    });
+                for (l, ((i, j), a)) in r.elements.iter().zip(&r.addresses).enumerate() {
+                    ui.label(l.to_string());
+                    ui.monospace(format!("[{i}][{j}]"));
+                    ui.monospace(a.to_string());
+                    ui.monospace(r.cost.lane_bank[l].map_or("—".into(), |b| b.to_string()));
+                    ui.end_row();
+                }
+            });
+        },
+    );
 }

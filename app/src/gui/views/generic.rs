@@ -3,7 +3,14 @@
 
 /// Draws a JSON result as a two-column table.
 pub fn show(ui: &mut egui::Ui, result: &serde_json::Value) {
-    ui.label(egui::RichText::new("This scene has no picture yet; its computed result:").italics());
+    ui.label(
+        egui::RichText::new(crate::i18n::tr(
+            ui,
+            "This scene has no picture yet; its computed result:",
+            "这个场景还没有图，下面是它的计算结果：",
+        ))
+        .italics(),
+    );
     if let serde_json::Value::Object(map) = result {
         egui::Grid::new("result-table")
             .striped(true)

@@ -7,16 +7,24 @@ use warpscope_core::softmax::warp::WarpOutput;
 use super::generic::format_number;
 use super::widgets::{self, LedgerBar};
 use crate::gui::SceneState;
+use crate::i18n::tr;
+use crate::trf;
 
 /// `softmax-warp`.
 pub fn show_warp(ui: &mut egui::Ui, o: &WarpOutput, state: &mut SceneState) {
-    ui.label(format!(
+    ui.label(trf!(
+        ui,
         "L = {} → bucket {}, ITERATIONS = {} values of ∇y and of y per lane → {} registers per thread of {}; {} shuffle steps, {} block barriers (the forward pass needs {} reductions: max and sum).",
+        "L = {} → 档位 {}，ITERATIONS = 每个线程 {} 个 ∇y 和 y → 每线程 {} 个寄存器（上限 {}）；{} 次 shuffle，{} 次块级栅栏（前向要 {} 次归约：最大值和求和）。",
         o.len, o.bucket, o.iterations, o.registers_per_thread, o.register_limit, o.shuffle_steps, o.block_barriers, o.forward_reductions
     ));
     ui.label(
-        egui::RichText::new("Registers per thread by bucket (the line is the 255-register limit)")
-            .strong(),
+        egui::RichText::new(tr(
+            ui,
+            "Registers per thread by bucket (the line is the 255-register limit)",
+            "各档位每线程的寄存器数（竖线是 255 个寄存器的上限）",
+        ))
+        .strong(),
     );
     let width = ui.available_width().max(200.0);
     let rows = o.buckets.len() + 1;
@@ -77,21 +85,23 @@ pub fn show_warp(ui: &mut egui::Ui, o: &WarpOutput, state: &mut SceneState) {
         ],
         egui::Stroke::new(1.5, widgets::VERMILLION),
     );
-    ui.label(format!(
+    ui.label(trf!(
+        ui,
         "One row simulated: Σ∇y·y = {:.6} (f64 reference {:.6}); max |∇x error| {:.1e}.",
-        o.dot, o.dot_reference, o.max_abs_error
+        "模拟一行：Σ∇y·y = {:.6}（f64 参考值 {:.6}）；最大 |∇x 误差| {:.1e}。",
+        o.dot,
+        o.dot_reference,
+        o.max_abs_error
     ));
     ui.separator();
     ui.horizontal(|ui| {
-        ui.label("Trace:");
+        ui.label(tr(ui, "Trace:", "轨迹："));
+        let backward = tr(ui, "backward (one reduction)", "反向（一次归约）");
+        let forward = tr(ui, "forward (max, then sum)", "前向（先最大值，再求和）");
         if ui
-            .radio_value(
-                &mut state.view.sequential,
-                false,
-                "backward (one reduction)",
-            )
+            .radio_value(&mut state.view.sequential, false, backward)
             .changed()
-            | ui.radio_value(&mut state.view.sequential, true, "forward (max, then sum)")
+            | ui.radio_value(&mut state.view.sequential, true, forward)
                 .changed()
         {
             state.stepper.pos = 0;
@@ -115,8 +125,10 @@ fn bar(name: &str, kernels: &[KernelAudit], f: impl Fn(&KernelAudit) -> f64) -> 
 
 /// `softmax-fusion`.
 pub fn show_fusion(ui: &mut egui::Ui, o: &FusionOutput) {
-    ui.label(format!(
+    ui.label(trf!(
+        ui,
         "Unfused: {} kernels, {} score-tensor equivalents of traffic; fused: {} kernel, {}. Modelled on {}: {} µs → {} µs, {:.2}× faster.",
+        "未融合：{} 个内核，读写量相当于 {} 个分数张量；融合：{} 个内核，{} 个。在 {} 上的模型：{} µs → {} µs，快 {:.2} 倍。",
         o.unfused_launches,
         format_number(o.unfused_bytes_per_element),
         o.fused_launches,
@@ -126,34 +138,57 @@ pub fn show_fusion(ui: &mut egui::Ui, o: &FusionOutput) {
         format_number(o.fused_us),
         o.modelled_speedup
     ));
-    ui.label(egui::RichText::new("Traffic per kernel, in score-tensor equivalents").strong());
-    widgets::ledger_bars(
-        ui,
-        &[
-            bar("unfused", &o.unfused_kernels, |k| k.score_tensors),
-            bar("fused", &o.fused_kernels, |k| k.score_tensors),
-        ],
-        "× score",
+    ui.label(
+        egui::RichText::new(tr(
+            ui,
+            "Traffic per kernel, in score-tensor equivalents",
+            "每个内核的读写量，以分数张量为单位",
+        ))
+        .strong(),
     );
-    ui.label(egui::RichText::new("Modelled time per kernel (bytes / bandwidth + launch)").strong());
+    let (unfused, fused) = (tr(ui, "unfused", "未融合"), tr(ui, "fused", "融合"));
     widgets::ledger_bars(
         ui,
         &[
-            bar("unfused", &o.unfused_kernels, |k| k.time_us),
-            bar("fused", &o.fused_kernels, |k| k.time_us),
+            bar(unfused, &o.unfused_kernels, |k| k.score_tensors),
+            bar(fused, &o.fused_kernels, |k| k.score_tensors),
+        ],
+        tr(ui, "× score", "× 分数张量"),
+    );
+    ui.label(
+        egui::RichText::new(tr(
+            ui,
+            "Modelled time per kernel (bytes / bandwidth + launch)",
+            "每个内核的模型时间（字节 / 带宽 + 发射）",
+        ))
+        .strong(),
+    );
+    widgets::ledger_bars(
+        ui,
+        &[
+            bar(unfused, &o.unfused_kernels, |k| k.time_us),
+            bar(fused, &o.fused_kernels, |k| k.time_us),
         ],
         "µs",
     );
-    for (title, kernels) in [
-        ("Every byte, unfused", &o.unfused_kernels),
-        ("Every byte, fused", &o.fused_kernels),
+    for (id, title, kernels) in [
+        (
+            "bytes-unfused",
+            tr(ui, "Every byte, unfused", "每个字节：未融合"),
+            &o.unfused_kernels,
+        ),
+        (
+            "bytes-fused",
+            tr(ui, "Every byte, fused", "每个字节：融合"),
+            &o.fused_kernels,
+        ),
     ] {
         ui.collapsing(title, |ui| {
-            egui::Grid::new(title).striped(true).show(ui, |ui| {
-                ui.strong("kernel");
-                ui.strong("reads");
-                ui.strong("writes");
-                ui.strong("bytes");
+            egui::Grid::new(id).striped(true).show(ui, |ui| {
+                ui.strong(tr(ui, "kernel", "内核"));
+                ui.strong(tr(ui, "reads", "读"));
+                ui.strong(tr(ui, "writes", "写"));
+                ui.strong(tr(ui, "bytes", "字节"));
                 ui.strong("µs");
                 ui.end_row();
                 for k in kernels {
@@ -161,14 +196,30 @@ pub fn show_fusion(ui: &mut egui::Ui, o: &FusionOutput) {
                     ui.label(
                         k.reads
                             .iter()
-                            .map(|a| format!("{} ({} B/elem)", a.tensor, a.bytes_per_element))
+                            .map(|a| {
+                                trf!(
+                                    ui,
+                                    "{} ({} B/elem)",
+                                    "{}（每元素 {} B）",
+                                    a.tensor,
+                                    a.bytes_per_element
+                                )
+                            })
                             .collect::<Vec<_>>()
                             .join(", "),
                     );
                     ui.label(
                         k.writes
                             .iter()
-                            .map(|a| format!("{} ({} B/elem)", a.tensor, a.bytes_per_element))
+                            .map(|a| {
+                                trf!(
+                                    ui,
+                                    "{} ({} B/elem)",
+                                    "{}（每元素 {} B）",
+                                    a.tensor,
+                                    a.bytes_per_element
+                                )
+                            })
                             .collect::<Vec<_>>()
                             .join(", "),
                     );
@@ -180,13 +231,19 @@ pub fn show_fusion(ui: &mut egui::Ui, o: &FusionOutput) {
         });
     }
     let e = &o.example;
-    ui.label(format!(
+    ui.label(trf!(
+        ui,
         "{} × {} example (keep {}), fixed seed: fused and unfused agree to {:.1e} (tolerance {:.1e}): {}.",
+        "{} × {} 的例子（保留率 {}），固定种子：融合与未融合相差 {:.1e}（容差 {:.1e}）：{}。",
         e.rows,
         e.len,
         e.keep,
         e.max_abs_diff_fused_unfused,
         e.max_tolerance,
-        if e.agree { "agree" } else { "DISAGREE" }
+        if e.agree {
+            tr(ui, "agree", "一致")
+        } else {
+            tr(ui, "DISAGREE", "不一致")
+        }
     ));
 }

@@ -7,6 +7,7 @@ use warpscope_core::simt::{EventKind, Trace};
 
 use super::widgets::{self, LaneCell};
 use crate::gui::stepper::Stepper;
+use crate::trf;
 
 fn lane_cells(e: &Event) -> Vec<LaneCell> {
     e.lanes
@@ -78,24 +79,28 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
     let events = &trace.warps[w].events;
     let e = &events[i];
     ui.horizontal_wrapped(|ui| {
-        ui.strong(format!("warp {w} · {}", e.kind.short()));
+        ui.strong(trf!(ui, "warp {w} · {}", "线程束 {w} · {}", e.kind.short()));
         ui.label(&e.label);
         if let Some(l) = e.level {
-            ui.label(format!("· tree level {l}"));
+            ui.label(trf!(ui, "· tree level {l}", "· 树的第 {l} 层"));
         }
         if let (Some(a), Some(b), Some(c)) = (
             e.metrics.wavefronts,
             e.metrics.ideal_wavefronts,
             e.metrics.conflict_degree,
         ) {
-            ui.label(format!("· wavefronts {a} (ideal {b}), conflict degree {c}"));
+            ui.label(trf!(
+                ui,
+                "· wavefronts {a} (ideal {b}), conflict degree {c}",
+                "· 轮数 {a}（理想 {b}），{c} 路冲突"
+            ));
         }
         if let Some(s) = e.metrics.sectors {
-            ui.label(format!("· {s} global sectors"));
+            ui.label(trf!(ui, "· {s} global sectors", "· {s} 个全局内存扇区"));
         }
     });
     ui.add_space(4.0);
-    ui.label(egui::RichText::new(format!("Lanes of warp {w}")).strong());
+    ui.label(egui::RichText::new(trf!(ui, "Lanes of warp {w}", "线程束 {w} 的各个线程")).strong());
     let shown = events[..=i]
         .iter()
         .rev()
@@ -126,8 +131,12 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
         let (rows, masks) = butterfly_rows(events, t, i);
         let current = rows.iter().rposition(Option::is_some);
         ui.label(
-            egui::RichText::new(format!("Butterfly of {t} in warp {w}: shfl_xor, then add"))
-                .strong(),
+            egui::RichText::new(trf!(
+                ui,
+                "Butterfly of {t} in warp {w}: shfl_xor, then add",
+                "线程束 {w} 里 {t} 的蝶形归约：先 shfl_xor，再相加"
+            ))
+            .strong(),
         );
         widgets::butterfly(ui, &rows, &masks, current);
     }
@@ -147,9 +156,13 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
             let addrs: Vec<Option<u64>> = se.lanes.iter().map(|l| l.address).collect();
             if let Ok(cost) = BankConfig::default().request(&addrs, width) {
                 ui.label(
-                    egui::RichText::new(format!(
+                    egui::RichText::new(trf!(
+                        ui,
                         "Shared memory, last request of warp {w}: {} — {} wavefront(s), ideal {}",
-                        se.label, cost.wavefronts, cost.ideal_wavefronts
+                        "共享内存，线程束 {w} 的最近一次请求：{} — {} 轮，理想 {}",
+                        se.label,
+                        cost.wavefronts,
+                        cost.ideal_wavefronts
                     ))
                     .strong(),
                 );
@@ -157,7 +170,11 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
             }
         }
         None => {
-            ui.label(format!("Warp {w} has not touched shared memory yet."));
+            ui.label(trf!(
+                ui,
+                "Warp {w} has not touched shared memory yet.",
+                "线程束 {w} 还没有访问共享内存。"
+            ));
         }
     }
 }

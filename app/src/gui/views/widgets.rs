@@ -4,6 +4,9 @@
 use egui::{Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use warpscope_core::simt::shared::SharedCost;
 
+use crate::i18n::tr;
+use crate::trf;
+
 /// Okabe–Ito blue: active lanes.
 pub const BLUE: Color32 = Color32::from_rgb(0, 114, 178);
 /// Okabe–Ito orange: highlighted lanes / the current step.
@@ -93,7 +96,11 @@ pub fn lane_strip(ui: &mut egui::Ui, lanes: &[LaneCell]) {
         p.text(
             rect.left_top(),
             egui::Align2::LEFT_TOP,
-            "lines: the lane each value came from",
+            tr(
+                ui,
+                "lines: the lane each value came from",
+                "连线：每个值来自哪个线程",
+            ),
             FontId::proportional(10.0),
             text,
         );
@@ -101,11 +108,14 @@ pub fn lane_strip(ui: &mut egui::Ui, lanes: &[LaneCell]) {
     if let Some(pos) = resp.hover_pos() {
         let i = ((pos.x - rect.left()) / w) as usize;
         if let Some(l) = lanes.get(i) {
-            resp.on_hover_text(format!(
-                "lane {i}: {}{}",
+            let from = l.source.map_or(String::new(), |s| {
+                trf!(ui, " (from lane {s})", "（来自线程 {s}）")
+            });
+            resp.on_hover_text(trf!(
+                ui,
+                "lane {i}: {}{from}",
+                "线程 {i}：{}{from}",
                 l.value.map_or("—".into(), |v| format!("{v}")),
-                l.source
-                    .map_or(String::new(), |s| format!(" (from lane {s})")),
             ));
         }
     }
@@ -186,7 +196,7 @@ pub fn butterfly(
             }
         }
         let label = if r == 0 {
-            "inputs".to_owned()
+            tr(ui, "inputs", "输入").to_owned()
         } else {
             format!("xor {}", masks.get(r - 1).copied().unwrap_or(0))
         };
@@ -246,7 +256,7 @@ pub fn bank_grid(ui: &mut egui::Ui, cost: &SharedCost, banks: u32) {
         p.text(
             Pos2::new(rect.left(), y + ch * 0.5),
             egui::Align2::LEFT_CENTER,
-            format!("word {}", line * banks as u64),
+            trf!(ui, "word {}", "字 {}", line * banks as u64),
             FontId::proportional(9.0),
             text,
         );
@@ -278,12 +288,19 @@ pub fn bank_grid(ui: &mut egui::Ui, cost: &SharedCost, banks: u32) {
         }
     }
     if lines.len() > shown_lines {
-        ui.label(format!(
+        ui.label(trf!(
+            ui,
             "… {} more 128-byte lines not drawn",
+            "… 另有 {} 行（每行 128 字节）没有画出",
             lines.len() - shown_lines
         ));
     }
-    resp.on_hover_text("Columns: banks (4-byte words, bank = word mod 32). A cell: a word the request reads, labelled with its lane (or n× when n lanes share it — a broadcast). Red: that bank serves more than one distinct word, so the request needs more wavefronts.");
+    let hover = tr(
+        ui,
+        "Columns: banks (4-byte words, bank = word mod 32). A cell: a word the request reads, labelled with its lane (or n× when n lanes share it — a broadcast). Red: that bank serves more than one distinct word, so the request needs more wavefronts.",
+        "列：bank（4 字节一个字，bank = 字号 mod 32）。格子：这次请求读的一个字，标着读它的线程（n 个线程共用时标 n×，即广播）。红色：这个 bank 要服务不止一个不同的字，请求就要更多轮。",
+    );
+    resp.on_hover_text(hover);
 }
 
 /// One bar of a [`ledger_bars`] chart: a flow (e.g. "unfused") and its parts (kernel, amount).
@@ -343,7 +360,12 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
                 Stroke::new(1.0, ui.visuals().panel_fill),
                 StrokeKind::Inside,
             );
-            if w > 7.0 * label.chars().count() as f32 {
+            // Measured, not estimated from the character count: a hanzi is twice as wide.
+            let label_w = p
+                .layout_no_wrap(label.clone(), FontId::proportional(10.5), Color32::WHITE)
+                .size()
+                .x;
+            if w > label_w + 4.0 {
                 p.text(
                     seg.center(),
                     egui::Align2::CENTER_CENTER,
@@ -353,8 +375,10 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
                 );
             }
             if resp.hover_pos().is_some_and(|h| seg.contains(h)) {
-                hovered = Some(format!(
+                hovered = Some(trf!(
+                    ui,
                     "{label}: {} {unit} ({:.1}% of {})",
+                    "{label}：{} {unit}（占 {2} 的 {1:.1}%）",
                     super::generic::format_number(*v),
                     100.0 * v / total.max(f64::MIN_POSITIVE),
                     bar.name
@@ -604,7 +628,7 @@ pub fn gantt(ui: &mut egui::Ui, rows: &[GanttRow], steps: usize, marked: &[usize
         p.text(
             Pos2::new(col.center().x, rect.top() + head_h * 0.5),
             egui::Align2::CENTER_CENTER,
-            format!("step {s}"),
+            trf!(ui, "step {s}", "第 {s} 步"),
             FontId::proportional(10.5),
             text,
         );
@@ -752,10 +776,20 @@ pub fn segment_map_legend(ui: &mut egui::Ui) {
     let free = map_free_colour(ui);
     ui.horizontal_wrapped(|ui| {
         for (c, name) in [
-            (MAP_ALLOCATED, "allocated (bytes asked for)"),
-            (MAP_ROUNDING, "rounding loss (block size − bytes asked for)"),
-            (MAP_PENDING, "pending free"),
-            (free, "cached free"),
+            (
+                MAP_ALLOCATED,
+                tr(ui, "allocated (bytes asked for)", "已分配（申请的字节）"),
+            ),
+            (
+                MAP_ROUNDING,
+                tr(
+                    ui,
+                    "rounding loss (block size − bytes asked for)",
+                    "取整损失（块大小 − 申请的字节）",
+                ),
+            ),
+            (MAP_PENDING, tr(ui, "pending free", "待释放")),
+            (free, tr(ui, "cached free", "缓存中空闲")),
         ] {
             let (r, _) = ui.allocate_exact_size(Vec2::new(14.0, 14.0), Sense::hover());
             ui.painter().rect_filled(r, 2.0, c);
@@ -771,7 +805,7 @@ pub fn segment_map_legend(ui: &mut egui::Ui) {
 /// segments share a row and the row shows their totals — the map says so above itself.
 pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) {
     if segments.is_empty() {
-        ui.label("No segments.");
+        ui.label(tr(ui, "No segments.", "没有段。"));
         return;
     }
     let max_rows = max_rows.max(1);
@@ -780,8 +814,10 @@ pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) 
     if per_row > 1 {
         ui.colored_label(
             ui.visuals().warn_fg_color,
-            format!(
+            trf!(
+                ui,
                 "{} segments: detail is aggregated — each row sums up to {per_row} consecutive segments (allocated, rounding loss, pending and free bytes in that order), not their block layout.",
+                "{} 个段：细节已汇总 — 每行是最多 {per_row} 个相邻段的合计（依次为已分配、取整损失、待释放和空闲字节），不是它们的块布局。",
                 segments.len()
             ),
         );
@@ -814,8 +850,10 @@ pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) 
         let group_bytes: u64 = group.iter().map(|s| s.size).sum();
         let label = match group {
             [one] => format!("{:#x} · {}", one.address, one.pool),
-            _ => format!(
+            _ => trf!(
+                ui,
                 "segments {}–{} ({})",
+                "段 {}–{}（{} 个）",
                 r * per_row,
                 r * per_row + group.len() - 1,
                 group.len()
@@ -874,19 +912,26 @@ pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) 
                 }
                 if hover.is_some_and(|h| r0.contains(h)) {
                     let state = match b.state {
-                        BlockUse::Allocated if b.requested > 0 => format!(
+                        BlockUse::Allocated if b.requested > 0 => trf!(
+                            ui,
                             "allocated: {} asked for, {} rounding loss",
+                            "已分配：申请 {}，取整损失 {}",
                             mib_text(b.requested.min(b.size)),
                             mib_text(b.size.saturating_sub(b.requested))
                         ),
-                        BlockUse::Allocated => {
-                            "allocated (bytes asked for not recorded)".to_owned()
-                        }
-                        BlockUse::PendingFree => "pending free".to_owned(),
-                        BlockUse::Free => "cached free".to_owned(),
+                        BlockUse::Allocated => tr(
+                            ui,
+                            "allocated (bytes asked for not recorded)",
+                            "已分配（没有记录申请的字节）",
+                        )
+                        .to_owned(),
+                        BlockUse::PendingFree => tr(ui, "pending free", "待释放").to_owned(),
+                        BlockUse::Free => tr(ui, "cached free", "缓存中空闲").to_owned(),
                     };
-                    hovered = Some(format!(
+                    hovered = Some(trf!(
+                        ui,
                         "segment {:#x} ({}, {} pool)\nblock at {:#x} (+{}): {} = {} B\n{state}",
+                        "段 {:#x}（{}，{} 池）\n块地址 {:#x}（+{}）：{} = {} B\n{state}",
                         seg.address,
                         mib_text(seg.size),
                         seg.pool,
@@ -914,8 +959,10 @@ pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) 
                 x += w;
             }
             if hover.is_some_and(|h| whole.contains(h)) {
-                hovered = Some(format!(
+                hovered = Some(trf!(
+                    ui,
                     "segments {}–{} ({} segments, aggregated): {} reserved\nallocated {} + rounding loss {} + pending free {} + cached free {}",
+                    "段 {}–{}（{} 个段，汇总）：保留 {}\n已分配 {} + 取整损失 {} + 待释放 {} + 缓存中空闲 {}",
                     r * per_row,
                     r * per_row + group.len() - 1,
                     group.len(),

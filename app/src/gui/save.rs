@@ -1,0 +1,222 @@
+//! The window's *Export PNG*, *Export SVG* and *Save session*: a native save dialog (rfd: the
+//! XDG desktop portal, or zenity) on its own thread so the window never freezes, or — when no
+//! dialog can be shown (no portal, no zenity, no display: tests and CI) — the default folders.
+//! Either way the message says exactly where the file went.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use warpscope_core::params::ParamValues;
+use warpscope_core::scene::Scene;
+
+use crate::export::{FigureOptions, Lang};
+
+/// What a save button writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaveKind {
+    /// The view as a PNG figure.
+    Png,
+    /// The view as an SVG figure.
+    Svg,
+    /// The scene, its parameters and step as a session file.
+    Session,
+}
+
+impl SaveKind {
+    /// The file extension.
+    pub fn ext(self) -> &'static str {
+        match self {
+            SaveKind::Png => "png",
+            SaveKind::Svg => "svg",
+            SaveKind::Session => "json",
+        }
+    }
+}
+
+/// Everything a save needs, taken when the button is clicked: the dialog may stay open while
+/// the user moves a slider, and the file must hold what was on screen at the click.
+#[derive(Clone)]
+pub struct SaveRequest {
+    /// What to write.
+    pub kind: SaveKind,
+    /// The scene shown.
+    pub scene: &'static Scene,
+    /// Its parameters.
+    pub values: ParamValues,
+    /// The stepper's event.
+    pub step: usize,
+    /// Figure options (theme, language, caption).
+    pub opts: FigureOptions,
+    /// PNG scale (1×, 2×, 3×).
+    pub scale: f32,
+    /// The folder used when no dialog is shown.
+    pub folder: PathBuf,
+}
+
+impl SaveRequest {
+    /// The file name offered: `<scene>-<unix seconds>.<ext>`.
+    pub fn file_name(&self) -> String {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        format!("{}-{stamp}.{}", self.scene.id, self.kind.ext())
+    }
+
+    fn zh(&self) -> bool {
+        self.opts.lang == Lang::Zh
+    }
+
+    /// Writes into the default folder (created if missing) and says where the file went.
+    pub fn write_to_default_folder(&self) -> String {
+        if let Err(e) = std::fs::create_dir_all(&self.folder) {
+            return if self.zh() {
+                format!("无法创建文件夹 {}：{e}", self.folder.display())
+            } else {
+                format!("Could not create the folder {}: {e}", self.folder.display())
+            };
+        }
+        // Two clicks within one second would share a name: never overwrite an earlier file.
+        let first = self.folder.join(self.file_name());
+        let stem = first
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let ext = self.kind.ext();
+        let path = std::iter::once(first.clone())
+            .chain((2..1000).map(|n| self.folder.join(format!("{stem}-{n}.{ext}"))))
+            .find(|p| !p.exists())
+            .unwrap_or(first);
+        self.write(&path)
+    }
+
+    /// Writes to `path` and says where the file went (or why it did not).
+    pub fn write(&self, path: &Path) -> String {
+        let zh = self.zh();
+        match self.kind {
+            SaveKind::Session => {
+                let session = warpscope_core::session::Session {
+                    scene: self.scene.id.to_owned(),
+                    params: self.values.clone(),
+                    step: Some(self.step),
+                };
+                match crate::export::write_atomically(path, session.to_json().as_bytes()) {
+                    Ok(()) => {
+                        let p = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+                        if zh {
+                            format!(
+                                "已保存 {} — 用 `warpscope gui --preset {}` 重新打开",
+                                p.display(),
+                                p.display()
+                            )
+                        } else {
+                            format!(
+                                "Saved {} — reopen with `warpscope gui --preset {}`",
+                                p.display(),
+                                p.display()
+                            )
+                        }
+                    }
+                    Err(e) if zh => format!("保存失败：{e}"),
+                    Err(e) => format!("Saving failed: {e}"),
+                }
+            }
+            SaveKind::Png | SaveKind::Svg => {
+                // A name typed in the dialog without the extension still gets the format asked for.
+                let path = if path.extension().is_none() {
+                    path.with_extension(self.kind.ext())
+                } else {
+                    path.to_owned()
+                };
+                match crate::export::export(
+                    self.scene,
+                    self.values.clone(),
+                    &path,
+                    self.scale,
+                    &self.opts,
+                ) {
+                    Ok(p) if zh => format!("已保存 {}", p.display()),
+                    Ok(p) => format!("Saved {}", p.display()),
+                    Err(e) if zh => format!("导出失败：{e}"),
+                    Err(e) => format!("Export failed: {e}"),
+                }
+            }
+        }
+    }
+}
+
+/// Whether a save dialog can plausibly be shown: rfd's portal backend needs a D-Bus session
+/// bus, its fallback needs zenity on the PATH.
+pub fn dialog_available() -> bool {
+    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some() {
+        return true;
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("zenity").is_file()))
+}
+
+/// A dialog answered sooner than this was not seen by anyone: rfd returns `None` at once when
+/// neither the portal nor zenity answers, exactly as for a cancel, so only the time tells them
+/// apart.
+const NO_DIALOG_WITHIN: Duration = Duration::from_millis(300);
+
+/// A save dialog open on its own thread.
+pub struct PendingDialog {
+    rx: mpsc::Receiver<Option<PathBuf>>,
+    started: Instant,
+    request: SaveRequest,
+}
+
+impl PendingDialog {
+    /// Opens the save dialog for `request` on a background thread; `ctx` is repainted when it
+    /// closes.
+    ///
+    /// # Errors
+    /// The thread could not be started (the message to show).
+    pub fn open(request: SaveRequest, ctx: &egui::Context) -> Result<Self, String> {
+        let (tx, rx) = mpsc::channel();
+        let ctx = ctx.clone();
+        let (name, folder, ext) = (
+            request.file_name(),
+            request.folder.clone(),
+            request.kind.ext(),
+        );
+        let start_in = std::path::absolute(&folder).unwrap_or(folder);
+        std::thread::Builder::new()
+            .name("save dialog".into())
+            .spawn(move || {
+                let mut dialog = rfd::FileDialog::new()
+                    .set_file_name(name)
+                    .add_filter(ext.to_uppercase(), &[ext]);
+                if start_in.is_dir() {
+                    dialog = dialog.set_directory(&start_in);
+                }
+                let _ = tx.send(dialog.save_file());
+                ctx.request_repaint();
+            })
+            .map_err(|e| format!("could not open the save dialog: {e}"))?;
+        Ok(PendingDialog {
+            rx,
+            started: Instant::now(),
+            request,
+        })
+    }
+
+    /// The message once the dialog has closed and the file is written (`None` while it is
+    /// open). A dialog that could not be shown falls back to the default folder.
+    pub fn poll(&self) -> Option<String> {
+        let answer = match self.rx.try_recv() {
+            Ok(a) => a,
+            Err(mpsc::TryRecvError::Empty) => return None,
+            Err(mpsc::TryRecvError::Disconnected) => None,
+        };
+        Some(match answer {
+            Some(path) => self.request.write(&path),
+            None if self.started.elapsed() < NO_DIALOG_WITHIN => {
+                self.request.write_to_default_folder()
+            }
+            None if self.request.zh() => "已取消：没有写入文件".to_owned(),
+            None => "Cancelled: nothing was written".to_owned(),
+        })
+    }
+}

@@ -541,9 +541,9 @@ fn recorded_view_speaks_chinese() {
     h.run();
     h.get_by_label("中文").click();
     h.run();
-    h.get_by_label_contains("kernel layernorm-bw").click();
+    h.get_by_label_contains("内核 layernorm-bw").click();
     h.run();
-    h.get_by_label("Run on GPU").click();
+    h.get_by_label("在 GPU 上运行").click();
     h.run();
     h.run();
     // Every glyph of the recorded view is in the embedded CJK subset (kittest panics otherwise).
@@ -553,7 +553,7 @@ fn recorded_view_speaks_chinese() {
         h.query_all_by_label_contains("栅栏数").count() >= 1,
         "the barriers row"
     );
-    h.get_by_label("Next barrier >|").click();
+    h.get_by_label("下一个栅栏 >|").click();
     h.run();
 }
 

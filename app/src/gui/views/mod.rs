@@ -251,8 +251,9 @@ pub fn show(ui: &mut egui::Ui, computed: &Computed, state: &mut SceneState) {
         Computed::MemoryPlan(o) => memory::show_plan(ui, o),
         Computed::MemoryAllocator(r) => memory::show_allocator(ui, r, state),
         Computed::MemorySnapshot(r) => {
-            memory::show_snapshot(ui, &r.output);
             snapshot_timeline::show(ui, r, state);
+            ui.separator();
+            memory::show_snapshot(ui, &r.output);
         }
         Computed::StepLedger(o) => step::show_ledger(ui, o),
         Computed::Exercises(v) => step::show_exercises(ui, v),

@@ -43,7 +43,6 @@ const LIVE: Color32 = widgets::BLUE;
 
 /// Draws the timeline of `run` with its scrubber.
 pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, state: &mut SceneState) {
-    ui.add_space(4.0);
     ui.label(egui::RichText::new(tr(ui, "The trace, event by event", "逐个事件看 trace")).strong());
     if run.timelines.is_empty() {
         ui.label(tr(
@@ -124,6 +123,8 @@ fn controls(
     ui.horizontal_wrapped(|ui| {
         ui.label(tr(ui, "Event", "事件"));
         let mut p = state.stepper.pos.min(n - 1);
+        // A long bar: one pixel of a short slider would skip hundreds of events.
+        ui.spacing_mut().slider_width = (ui.available_width() - 420.0).clamp(160.0, 900.0);
         let slider = egui::Slider::new(&mut p, start..=end - 1)
             .clamping(egui::SliderClamping::Always)
             .smart_aim(false);
@@ -212,12 +213,14 @@ fn plot(
         };
     }
     let cols = &state.view.columns.columns;
-    let top = cols
+    let peak = cols
         .iter()
         .map(|c| c.reserved.1.max(c.allocated.1))
         .max()
         .unwrap_or(0)
         .max(1);
+    // Headroom, so a flat line at the peak does not vanish into the frame.
+    let top = peak.saturating_add(peak / 12);
     let painter = ui.painter_at(rect);
     let visuals = ui.visuals();
     painter.rect_stroke(
@@ -229,20 +232,26 @@ fn plot(
     let y = |bytes: u64| area.bottom() - (bytes as f64 / top as f64) as f32 * area.height();
     let span = (end - start) as f32;
     let x_of = |event: usize| area.left() + ((event - start) as f32 + 0.5) / span * area.width();
-    let cw = (area.width() / cols.len().max(1) as f32).max(1.0);
-    for (i, c) in cols.iter().enumerate() {
-        let x = area.left() + (i as f32 + 0.5) * cw;
-        for ((lo, hi), colour) in [(c.reserved, RESERVED), (c.allocated, LIVE)] {
-            let (y0, y1) = (y(lo), y(hi));
-            if (y0 - y1).abs() < 1.0 {
-                painter.line_segment(
-                    [pos2(x - cw / 2.0, y1), pos2(x + cw / 2.0, y1)],
-                    Stroke::new(1.5, colour),
-                );
+    let cw = area.width() / cols.len().max(1) as f32;
+    // One polyline per series that runs down and up each column's min–max: peaks stay visible
+    // and steps between columns stay connected.
+    for (which, colour) in [(0, RESERVED), (1, LIVE)] {
+        let mut points: Vec<egui::Pos2> = Vec::with_capacity(2 * cols.len());
+        for (i, c) in cols.iter().enumerate() {
+            let (lo, hi) = if which == 0 { c.reserved } else { c.allocated };
+            let x0 = area.left() + i as f32 * cw;
+            let (ylo, yhi) = (y(lo), y(hi));
+            let last_y = points.last().map_or(ylo, |p| p.y);
+            // Enter the column at the end nearer to where the line is.
+            let (a, b) = if (last_y - ylo).abs() <= (last_y - yhi).abs() {
+                (ylo, yhi)
             } else {
-                painter.line_segment([pos2(x, y0), pos2(x, y1)], Stroke::new(cw.min(2.0), colour));
-            }
+                (yhi, ylo)
+            };
+            points.push(pos2(x0, a));
+            points.push(pos2(x0 + cw, b));
         }
+        painter.add(egui::Shape::line(points, Stroke::new(1.5, colour)));
     }
     let text = visuals.text_color();
     let font = egui::FontId::proportional(11.0);

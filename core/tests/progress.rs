@@ -19,6 +19,8 @@ const HEAVY: &[(&str, &[(&str, &str)])] = &[
     ("memory-allocator", &[]),
     ("layernorm-error", &[("rows", "1024")]),
     ("layernorm-dgamma", &[("rows", "32768")]),
+    ("layernorm-formulas", &[("rows", "1024")]),
+    ("softmax-formula", &[("len", "1024")]),
 ];
 
 /// Small instances of the same scenes, for the run-to-completion check.
@@ -30,6 +32,8 @@ const SMALL: &[(&str, &[(&str, &str)])] = &[
     ("layernorm-error", &[("rows", "2")]),
     ("layernorm-dgamma", &[("rows", "64"), ("cols", "64")]),
     ("memory-snapshot", &[]),
+    ("layernorm-formulas", &[]),
+    ("softmax-formula", &[]),
 ];
 
 fn values(id: &str, set: &[(&str, &str)]) -> warpscope_core::params::ParamValues {

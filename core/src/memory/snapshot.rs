@@ -297,18 +297,20 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     let value = serde_pickle::value_from_slice(bytes, options)
         .map_err(|e| Error::BadInput(format!("not a readable pickle: {e}")))?;
     let out = extract(&value, summary.protocol);
-    if bytes.len() >= BACKGROUND_DROP_BYTES {
+    if out == Err(Error::Cancelled) && bytes.len() >= BACKGROUND_DROP_BYTES {
         drop_in_background(value);
     }
     out
 }
 
-/// Files at least this large have their decoded value freed on another thread.
+/// Files at least this large have their decoded value freed on another thread when cancelled.
 const BACKGROUND_DROP_BYTES: usize = 16 << 20;
 
 /// Frees a decoded pickle on a short-lived thread of its own: the 250,000-event synthetic file
-/// decodes into millions of small allocations whose freeing takes about a second, which neither
-/// the reader's result nor a cancel needs to wait for. Inline if no thread can be started.
+/// decodes into millions of small allocations whose freeing takes about a second, which a
+/// cancel need not wait for. (Not done for a successful read: on two shared cores the freeing
+/// thread then competes with whatever runs next — back-to-back reads got slower.) Inline if no
+/// thread can be started.
 fn drop_in_background(v: Value) {
     // On failure `spawn` drops the closure, and `v` with it, right here.
     let _ = std::thread::Builder::new()

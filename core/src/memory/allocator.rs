@@ -1063,16 +1063,22 @@ pub fn batch_lengths(p: &AllocatorParams) -> Vec<u64> {
 pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
     let lens = batch_lengths(p);
     let shapes: Vec<(u64, u64)> = lens.iter().map(|&l| ((p.tokens / l).max(1), l)).collect();
+    let mut total_ops = 0;
     let needs: Vec<u64> = shapes
         .iter()
-        .map(|&(b, l)| needed_bytes(&batch_ops(p, b, l)))
+        .map(|&(b, l)| {
+            let ops = batch_ops(p, b, l);
+            total_ops += ops.len();
+            needed_bytes(&ops)
+        })
         .collect();
     let prealloc = needs.iter().copied().max().unwrap_or(0);
     let mut a = CachingAllocator::new(p.capacity);
     let mut sim = Simulation {
-        batches: Vec::new(),
-        events: Vec::new(),
-        frames: Vec::new(),
+        batches: Vec::with_capacity(shapes.len()),
+        // One event per op: sized once instead of grown (and copied) by doubling.
+        events: Vec::with_capacity(total_ops),
+        frames: Vec::with_capacity(shapes.len()),
         reserved_peak: 0,
         needed_peak: prealloc,
         allocated_peak: 0,

@@ -347,6 +347,7 @@ fn simulate_tile(
     pad: u32,
     dy: &[f32],
     xh: &[f32],
+    tick: &mut dyn FnMut(u64) -> Result<(), Error>,
 ) -> Result<(Trace, Vec<f32>, Vec<f32>), Error> {
     let shape = BlockShape::new(TILE * TILE, TILE)?;
     let mut b = Block::new("ker_ln_bw_dgamma_dbetta (block 0)", shape);
@@ -359,6 +360,7 @@ fn simulate_tile(
     let mut partial_g = vec![[0.0f32; 32]; 32];
     // Phase 1: each warp y walks rows y, y+32, …; record its first row's loads.
     for y in 0..TILE {
+        tick(u64::from(y))?;
         let addr = |base: u64| -> Vec<Option<u64>> {
             (0..TILE)
                 .map(|x| ((x as usize) < w).then(|| base + 4 * (u64::from(y) * d + u64::from(x))))
@@ -546,12 +548,17 @@ fn atomic_trace(d: u64, n: u64) -> Result<(Trace, u32, u32), Error> {
     Ok((b.finish(), c0, c1))
 }
 
-/// Runs every scheme; the chosen one fills the headline keys.
+/// Runs every scheme; the chosen one fills the headline keys. Reports progress
+/// ([`crate::progress`]) per warp of the tile and per arrival order.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] from [`DgammaParams::validate`] or the SIMT model.
+/// [`Error::InvalidParam`] from [`DgammaParams::validate`] or the SIMT model;
+/// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn run(p: &DgammaParams) -> Result<DgammaOutput, Error> {
     p.validate()?;
+    // Progress: drawing the inputs (1 unit), the tile's 32 warps, the arrival orders.
+    let total = 1 + u64::from(TILE) + u64::from(p.orders);
+    crate::progress::report(0, total)?;
     let (n, d) = (p.rows, p.cols);
     let w = d.min(u64::from(TILE)) as usize;
     let nu = n as usize;
@@ -566,7 +573,9 @@ pub fn run(p: &DgammaParams) -> Result<DgammaOutput, Error> {
         .collect();
 
     // The tile.
-    let (trace_tiled, sums_b, sums_g) = simulate_tile(nu, w, d, p.pad, &dy, &xh)?;
+    let (trace_tiled, sums_b, sums_g) = simulate_tile(nu, w, d, p.pad, &dy, &xh, &mut |y| {
+        crate::progress::report(1 + y, total)
+    })?;
     let summary = trace_tiled.summary();
     let events = || trace_tiled.warps.iter().flat_map(|wt| &wt.events);
     let worst = |store: bool| {
@@ -644,11 +653,13 @@ pub fn run(p: &DgammaParams) -> Result<DgammaOutput, Error> {
     let mut order_sums = Vec::with_capacity(p.orders as usize);
     let mut perm_rng = ChaCha8Rng::seed_from_u64(p.seed);
     perm_rng.set_stream(1);
-    for _ in 0..p.orders {
+    for k in 0..p.orders {
+        crate::progress::report(1 + u64::from(TILE) + u64::from(k), total)?;
         let mut order = in_order.clone();
         order.shuffle(&mut perm_rng);
         order_sums.push(sum_in_order(&col0, &order));
     }
+    crate::progress::report(total, total)?;
     let mut distinct: Vec<u32> = order_sums.iter().map(|v| v.to_bits()).collect();
     distinct.sort_unstable();
     distinct.dedup();
@@ -824,7 +835,7 @@ mod tests {
         let (n, w) = (40usize, 5usize);
         let dy = vec![1.0f32; n * w];
         let xh: Vec<f32> = (0..n * w).map(|i| (i / w) as f32).collect();
-        let (_, b, g) = simulate_tile(n, w, 5, 0, &dy, &xh).unwrap();
+        let (_, b, g) = simulate_tile(n, w, 5, 0, &dy, &xh, &mut |_| Ok(())).unwrap();
         assert_eq!(b, vec![40.0; 5]);
         assert_eq!(g, vec![780.0; 5], "0 + 1 + … + 39 = 780");
     }

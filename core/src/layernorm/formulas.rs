@@ -274,21 +274,25 @@ fn compute(p: &FormulasParams, dtype: Dtype) -> Computed {
     }
 }
 
-/// Runs the comparison in every precision; the chosen one fills the headline keys.
+/// Runs the comparison in every precision; the chosen one fills the headline keys. Reports
+/// progress ([`crate::progress`]) once per precision.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] from [`FormulasParams::validate`].
+/// [`Error::InvalidParam`] from [`FormulasParams::validate`]; [`Error::Cancelled`] when the
+/// current progress scope is cancelled.
 pub fn run(p: &FormulasParams) -> Result<FormulasOutput, Error> {
     p.validate()?;
     let mut by_dtype = Vec::with_capacity(3);
     let mut chosen = None;
-    for dt in [Dtype::F64, Dtype::F32, Dtype::F16] {
+    for (k, dt) in [Dtype::F64, Dtype::F32, Dtype::F16].into_iter().enumerate() {
+        crate::progress::report(k as u64, 3)?;
         let c = compute(p, dt);
         by_dtype.push(c.diffs);
         if dt == p.dtype {
             chosen = Some(c);
         }
     }
+    crate::progress::report(3, 3)?;
     let c = chosen
         .ok_or_else(|| Error::invalid("dtype", p.dtype.name(), "expected f64, f32 or f16"))?;
     Ok(FormulasOutput {

@@ -192,10 +192,11 @@ fn one_pass_var<F: super::Real>(x: &[F]) -> F {
     super::pairwise_sum(&sq) / m - mu * mu
 }
 
-/// Sweeps the means.
+/// Sweeps the means. Reports progress ([`crate::progress`]) once per row.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] from [`ErrorParams::validate`].
+/// [`Error::InvalidParam`] from [`ErrorParams::validate`]; [`Error::Cancelled`] when the current
+/// progress scope is cancelled.
 pub fn run(p: &ErrorParams) -> Result<ErrorOutput, Error> {
     p.validate()?;
     let m = p.cols;
@@ -223,7 +224,8 @@ pub fn run(p: &ErrorParams) -> Result<ErrorOutput, Error> {
             .map(|g| p.dtype.store(1.0 + 0.1 * g))
             .collect();
         let (mut eh, mut es, mut ev1, mut ev2, mut bad) = (0.0f64, 0.0f64, 0.0f64, 0.0f64, 0);
-        for _ in 0..p.rows {
+        for r in 0..p.rows {
+            crate::progress::report((k * p.rows + r) as u64, (p.means.len() * p.rows) as u64)?;
             let x: Vec<f64> = normals(&mut rng, m)
                 .iter()
                 .map(|v| p.dtype.store(mean + v))
@@ -273,6 +275,8 @@ pub fn run(p: &ErrorParams) -> Result<ErrorOutput, Error> {
         out.rel_error_var_two_pass.push(ev2);
         out.nonpositive_var_rows.push(bad);
     }
+    let rows = (p.means.len() * p.rows) as u64;
+    crate::progress::report(rows, rows)?;
     Ok(out)
 }
 

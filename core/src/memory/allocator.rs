@@ -148,6 +148,9 @@ struct Segment {
     stream: u64,
     first: usize,
     live: bool,
+    /// Bumped whenever one of its blocks changes (malloc, free): a copy of the segment's map
+    /// taken at the same version is still exact.
+    version: u64,
 }
 
 /// The simulated allocator (one device).
@@ -330,6 +333,7 @@ impl CachingAllocator {
             stream,
             first: b,
             live: true,
+            version: 0,
         });
         self.reserved += size;
         self.segments_created += 1;
@@ -393,6 +397,8 @@ impl CachingAllocator {
                 served = Served::ReusedSplit;
             }
         }
+        let seg = self.blocks[block].segment;
+        self.segments[seg].version += 1;
         let b = &mut self.blocks[block];
         b.allocated = true;
         b.requested = size;
@@ -415,6 +421,8 @@ impl CachingAllocator {
             _ => return false,
         }
         let (size, requested) = (self.blocks[block].size, self.blocks[block].requested);
+        let seg = self.blocks[block].segment;
+        self.segments[seg].version += 1;
         self.allocated -= size;
         self.requested -= requested;
         self.blocks[block].allocated = false;
@@ -505,31 +513,65 @@ impl CachingAllocator {
 
     /// The live segments in creation order, each with its blocks in address order.
     pub fn segments(&self) -> Vec<SegmentView> {
-        self.segments
-            .iter()
-            .filter(|s| s.live)
-            .map(|s| {
-                let mut blocks = Vec::new();
-                let mut cur = Some(s.first);
-                while let Some(i) = cur {
-                    let b = &self.blocks[i];
-                    blocks.push(BlockView {
-                        offset: b.address - s.address,
-                        size: b.size,
-                        requested: b.requested,
-                        allocated: b.allocated,
-                    });
-                    cur = b.next;
-                }
-                SegmentView {
-                    address: s.address,
-                    size: s.size,
+        let mut out = Vec::new();
+        self.segments_into(&mut out);
+        out
+    }
+
+    /// [`Self::segments`] written over `out`, reusing its vectors' memory (the simulator takes
+    /// many such copies per batch; allocating each one anew dominated its time).
+    pub fn segments_into(&self, out: &mut Vec<SegmentView>) {
+        self.segments_update(out, &mut Vec::new());
+    }
+
+    /// [`Self::segments_into`] for an `out` last written by this function with the same
+    /// `keys`: segments unchanged since then (same segment, same version) are kept as they
+    /// are, only the others are copied again. `keys` records, per entry of `out`, which segment
+    /// at which version it holds; pass an empty one (and any `out`) for a full copy.
+    pub fn segments_update(&self, out: &mut Vec<SegmentView>, keys: &mut Vec<(usize, u64)>) {
+        keys.truncate(out.len());
+        let mut k = 0;
+        for (si, s) in self.segments.iter().enumerate().filter(|(_, s)| s.live) {
+            let key = (si, s.version);
+            if keys.get(k) == Some(&key) {
+                k += 1;
+                continue;
+            }
+            if k == keys.len() {
+                keys.push(key);
+            } else {
+                keys[k] = key;
+            }
+            if k == out.len() {
+                out.push(SegmentView {
+                    address: 0,
+                    size: 0,
                     pool: s.pool,
-                    stream: s.stream,
-                    blocks,
-                }
-            })
-            .collect()
+                    stream: 0,
+                    blocks: Vec::new(),
+                });
+            }
+            let view = &mut out[k];
+            view.address = s.address;
+            view.size = s.size;
+            view.pool = s.pool;
+            view.stream = s.stream;
+            view.blocks.clear();
+            let mut cur = Some(s.first);
+            while let Some(i) = cur {
+                let b = &self.blocks[i];
+                view.blocks.push(BlockView {
+                    offset: b.address - s.address,
+                    size: b.size,
+                    requested: b.requested,
+                    allocated: b.allocated,
+                });
+                cur = b.next;
+            }
+            k += 1;
+        }
+        out.truncate(k);
+        keys.truncate(k);
     }
 
     /// Checks the invariants: allocated + cached free = reserved; each segment's blocks tile it
@@ -1013,23 +1055,30 @@ pub fn batch_lengths(p: &AllocatorParams) -> Vec<u64> {
 }
 
 /// Runs the workload through the simulator. `check` verifies the allocator's invariants after
-/// every event (slow; for tests).
+/// every event (slow; for tests). Reports progress ([`crate::progress`]) once per batch.
 ///
 /// # Errors
-/// [`Error::BadInput`] if `check` finds a violated invariant (a simulator bug).
+/// [`Error::BadInput`] if `check` finds a violated invariant (a simulator bug);
+/// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
     let lens = batch_lengths(p);
     let shapes: Vec<(u64, u64)> = lens.iter().map(|&l| ((p.tokens / l).max(1), l)).collect();
+    let mut total_ops = 0;
     let needs: Vec<u64> = shapes
         .iter()
-        .map(|&(b, l)| needed_bytes(&batch_ops(p, b, l)))
+        .map(|&(b, l)| {
+            let ops = batch_ops(p, b, l);
+            total_ops += ops.len();
+            needed_bytes(&ops)
+        })
         .collect();
     let prealloc = needs.iter().copied().max().unwrap_or(0);
     let mut a = CachingAllocator::new(p.capacity);
     let mut sim = Simulation {
-        batches: Vec::new(),
-        events: Vec::new(),
-        frames: Vec::new(),
+        batches: Vec::with_capacity(shapes.len()),
+        // One event per op: sized once instead of grown (and copied) by doubling.
+        events: Vec::with_capacity(total_ops),
+        frames: Vec::with_capacity(shapes.len()),
         reserved_peak: 0,
         needed_peak: prealloc,
         allocated_peak: 0,
@@ -1037,7 +1086,9 @@ pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
         segments_released: 0,
         oom: None,
     };
+    let batches = shapes.len() as u64;
     'run: for (bi, (&(seqs, len), &need)) in shapes.iter().zip(&needs).enumerate() {
+        crate::progress::report(bi as u64, batches)?;
         let ops = batch_ops(p, seqs, len);
         let mut handles: Vec<Option<usize>> = vec![None; ops.len()];
         let first_event = sim.events.len();
@@ -1046,11 +1097,13 @@ pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
         // is reached just before some free (or at the batch's end): the map is copied there,
         // when it beats the last copy — not at every new high, which copied every segment
         // after almost every allocation of a forward pass (seconds at the top of the ranges).
+        // Only segments changed since the last copy are copied again (`frame_keys`).
         let mut frame = Vec::new();
+        let mut frame_keys = Vec::new();
         let mut frame_alloc: Option<u64> = None;
         for op in &ops {
             if matches!(op, Op::Free { .. }) && frame_alloc.is_none_or(|f| a.allocated() > f) {
-                frame = a.segments();
+                a.segments_update(&mut frame, &mut frame_keys);
                 frame_alloc = Some(a.allocated());
             }
             let (alloc, bytes, served) = match *op {
@@ -1091,7 +1144,7 @@ pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
             peak_alloc = peak_alloc.max(a.allocated());
         }
         if frame_alloc.is_none_or(|f| a.allocated() > f) {
-            frame = a.segments();
+            a.segments_update(&mut frame, &mut frame_keys);
         }
         sim.allocated_peak = sim.allocated_peak.max(peak_alloc);
         sim.frames.push(frame);
@@ -1113,6 +1166,7 @@ pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
     }
     sim.segments_created = a.segments_created;
     sim.segments_released = a.segments_released;
+    crate::progress::report(batches, batches)?;
     Ok(sim)
 }
 
@@ -1179,10 +1233,11 @@ pub struct Frame {
     pub segments: Vec<SegmentView>,
 }
 
-/// Simulates the run and summarises it.
+/// Simulates the run and summarises it (progress as [`simulate`]).
 ///
 /// # Errors
-/// Only a simulator invariant failure (not expected).
+/// [`Error::Cancelled`] when the current progress scope is cancelled; otherwise only a
+/// simulator invariant failure (not expected).
 pub fn run(p: &AllocatorParams) -> Result<AllocatorOutput, Error> {
     Ok(summarise(&simulate(p, false)?))
 }
@@ -1442,6 +1497,40 @@ mod tests {
         for e in &sim.events {
             assert!(e.allocated <= e.reserved);
         }
+    }
+
+    #[test]
+    fn incremental_segment_map_equals_a_full_copy_after_every_event() {
+        // The simulator's frames are kept up to date segment by segment; after every malloc,
+        // free and cache release the incremental map must equal a fresh full copy.
+        let mut p = defaults();
+        p.batches = 30;
+        let mut a = CachingAllocator::new(p.capacity);
+        let (mut out, mut keys) = (Vec::new(), Vec::new());
+        let mut released = 0;
+        for (i, len) in batch_lengths(&p).into_iter().enumerate() {
+            let ops = batch_ops(&p, (p.tokens / len).max(1), len);
+            let mut handles = vec![None; ops.len()];
+            for op in &ops {
+                match *op {
+                    Op::Alloc { slot, bytes } => {
+                        handles[slot] = Some(a.malloc(bytes, 0).unwrap().block);
+                    }
+                    Op::Free { slot } => {
+                        a.free(handles[slot].take().unwrap());
+                    }
+                }
+                a.segments_update(&mut out, &mut keys);
+                assert_eq!(out, a.segments());
+            }
+            if i % 7 == 6 {
+                // Segments disappear from the middle of the list.
+                released += a.empty_cache();
+                a.segments_update(&mut out, &mut keys);
+                assert_eq!(out, a.segments());
+            }
+        }
+        assert!(released > 0, "the run should release cached segments");
     }
 
     #[test]

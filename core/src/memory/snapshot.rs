@@ -157,6 +157,30 @@ pub struct Snapshot {
     pub allocator_settings: BTreeMap<String, String>,
 }
 
+/// Progress units of reading and replaying one snapshot ([`crate::progress`]): the opcode guard
+/// ends at [`PROGRESS_CHECKED`], `serde-pickle`'s decoding (one step: it cannot report or stop
+/// midway) at [`PROGRESS_DECODED`], extracting the trace events at [`PROGRESS_EXTRACTED`], the
+/// replay at the total.
+const PROGRESS_TOTAL: u64 = 1000;
+const PROGRESS_CHECKED: u64 = 50;
+const PROGRESS_DECODED: u64 = 700;
+const PROGRESS_EXTRACTED: u64 = 800;
+/// Trace events between two progress reports.
+const PROGRESS_EVERY: usize = 4096;
+
+/// Reports `done` of `total` events as the span `from..to` of [`PROGRESS_TOTAL`].
+fn report_events(from: u64, to: u64, done: usize, total: usize) -> Result<(), Error> {
+    let f = if total == 0 {
+        1.0
+    } else {
+        done as f64 / total as f64
+    };
+    crate::progress::report(
+        from + ((to - from) as f64 * f.min(1.0)) as u64,
+        PROGRESS_TOTAL,
+    )
+}
+
 fn key(k: &str) -> HashableValue {
     HashableValue::String(k.to_owned())
 }
@@ -253,12 +277,17 @@ pub fn read_file(path: &str) -> Result<Snapshot, Error> {
     })
 }
 
-/// Decodes snapshot bytes.
+/// Decodes snapshot bytes. Reports progress ([`crate::progress`]): after the opcode guard (5 %),
+/// after `serde-pickle`'s decoding (70 %; one step that cannot stop midway — about 3 s for a
+/// 224 MB file), then every 4,096 trace events up to 80 % (the replay does the rest).
 ///
 /// # Errors
-/// [`Error::BadInput`] for a malformed or unsafe pickle or a value that is not a snapshot.
+/// [`Error::BadInput`] for a malformed or unsafe pickle or a value that is not a snapshot;
+/// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
+    crate::progress::report(0, PROGRESS_TOTAL)?;
     let summary = pickle::check(bytes)?;
+    crate::progress::report(PROGRESS_CHECKED, PROGRESS_TOTAL)?;
     // serde-pickle 1.2 counts memo references per occurrence in the stream, but expands a shared
     // container once per reference; a reference nested inside a shared container (PyTorch shares
     // stack-frame dicts and their strings between blocks and trace events) then runs out and is
@@ -268,7 +297,32 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     let options = serde_pickle::DeOptions::new().replace_recursive_structures();
     let value = serde_pickle::value_from_slice(bytes, options)
         .map_err(|e| Error::BadInput(format!("not a readable pickle: {e}")))?;
-    let (layout, segs_v, traces_v, settings_v) = match &value {
+    let out = extract(&value, summary.protocol);
+    if out == Err(Error::Cancelled) && bytes.len() >= BACKGROUND_DROP_BYTES {
+        drop_in_background(value);
+    }
+    out
+}
+
+/// Files at least this large have their decoded value freed on another thread when cancelled.
+const BACKGROUND_DROP_BYTES: usize = 16 << 20;
+
+/// Frees a decoded pickle on a short-lived thread of its own: the 250,000-event synthetic file
+/// decodes into millions of small allocations whose freeing takes about a second, which a
+/// cancel need not wait for. (Not done for a successful read: on two shared cores the freeing
+/// thread then competes with whatever runs next — back-to-back reads got slower.) Inline if no
+/// thread can be started.
+fn drop_in_background(v: Value) {
+    // On failure `spawn` drops the closure, and `v` with it, right here.
+    let _ = std::thread::Builder::new()
+        .name("snapshot-free".into())
+        .spawn(move || drop(v));
+}
+
+/// The snapshot's fields from the decoded pickle.
+fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
+    crate::progress::report(PROGRESS_DECODED, PROGRESS_TOTAL)?;
+    let (layout, segs_v, traces_v, settings_v) = match value {
         Value::Dict(d) => (
             "dict",
             field(d, "segments").ok_or_else(|| {
@@ -277,7 +331,7 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
             field(d, "device_traces"),
             field(d, "allocator_settings"),
         ),
-        Value::List(_) => ("list", &value, None, None),
+        Value::List(_) => ("list", value, None, None),
         _ => {
             return Err(Error::BadInput(
                 "not a memory snapshot: expected a dict with `segments` or a list of segments"
@@ -382,6 +436,11 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
         let tl =
             as_list(tv).ok_or_else(|| Error::BadInput("`device_traces` is not a list".into()))?;
         let mut count = 0usize;
+        let total_events = tl
+            .iter()
+            .filter_map(as_list)
+            .map(<[Value]>::len)
+            .sum::<usize>();
         for (dev, t) in tl.iter().enumerate() {
             let evs = as_list(t)
                 .ok_or_else(|| Error::BadInput(format!("`device_traces[{dev}]` is not a list")))?;
@@ -392,7 +451,16 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
                 )));
             }
             let mut out = Vec::with_capacity(evs.len());
+            let before = count - evs.len();
             for (k, ev) in evs.iter().enumerate() {
+                if k % PROGRESS_EVERY == 0 {
+                    report_events(
+                        PROGRESS_DECODED,
+                        PROGRESS_EXTRACTED,
+                        before + k,
+                        total_events,
+                    )?;
+                }
                 let at = format!("device {dev} trace event {k}");
                 let e =
                     as_dict(ev).ok_or_else(|| Error::BadInput(format!("{at} is not a dict")))?;
@@ -428,7 +496,7 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     }
     Ok(Snapshot {
         layout,
-        protocol: summary.protocol,
+        protocol,
         blocks_have_addresses: all_have_addresses,
         segments,
         device_traces,
@@ -463,6 +531,9 @@ pub struct Replay {
 }
 
 /// Replays the snapshot's `device_traces` through the simulator (see the module docs).
+/// Reports progress ([`crate::progress`]) every 4,096 events, from 80 % to 100 % of a
+/// snapshot's reading; when the current progress scope is cancelled it stops there and returns
+/// what it has (partial: [`run_path`] then returns [`Error::Cancelled`] instead).
 pub fn replay(s: &Snapshot) -> Replay {
     let mut r = Replay {
         reserved_peak_bytes: 0,
@@ -484,7 +555,8 @@ pub fn replay(s: &Snapshot) -> Replay {
     let mut all_match = true;
     let mut reasons: Vec<String> = Vec::new();
     let mut expandable = false;
-    for (dev, trace) in s.device_traces.iter().enumerate() {
+    let mut replayed = 0usize;
+    'devices: for (dev, trace) in s.device_traces.iter().enumerate() {
         if trace.is_empty() {
             continue;
         }
@@ -496,6 +568,13 @@ pub fn replay(s: &Snapshot) -> Replay {
         let (mut peak, mut apeak, mut npeak) = (0u64, 0u64, 0u64);
         let mut from_empty = true;
         for e in trace {
+            if replayed.is_multiple_of(PROGRESS_EVERY)
+                && report_events(PROGRESS_EXTRACTED, PROGRESS_TOTAL, replayed, events).is_err()
+            {
+                // Cancelled: stop here; `run_path` reports the cancellation.
+                break 'devices;
+            }
+            replayed += 1;
             match e.action.as_str() {
                 "alloc" => {
                     if let Some(addr) = e.addr {
@@ -782,19 +861,22 @@ pub fn summarise(path: &str, s: &Snapshot) -> SnapshotOutput {
     }
 }
 
-/// Reads, summarises and replays the snapshot at `path` (empty: [`BUILTIN_FIXTURE`]).
+/// Reads, summarises and replays the snapshot at `path` (empty: [`BUILTIN_FIXTURE`]),
+/// reporting progress ([`crate::progress`]) as [`parse`] and [`replay`] do.
 ///
 /// # Errors
-/// [`Error::BadInput`] for an unreadable, oversized, malformed or unsafe file.
+/// [`Error::BadInput`] for an unreadable, oversized, malformed or unsafe file;
+/// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn run_path(path: &str) -> Result<SnapshotOutput, Error> {
     let path = path.trim();
-    if path.is_empty() {
-        return Ok(summarise(
-            "(built-in mini fixture)",
-            &parse(BUILTIN_FIXTURE)?,
-        ));
-    }
-    Ok(summarise(path, &read_file(path)?))
+    let out = if path.is_empty() {
+        summarise("(built-in mini fixture)", &parse(BUILTIN_FIXTURE)?)
+    } else {
+        summarise(path, &read_file(path)?)
+    };
+    // A replay cut short by a cancel is never returned.
+    crate::progress::report(PROGRESS_TOTAL, PROGRESS_TOTAL)?;
+    Ok(out)
 }
 
 /// The scene's computation on validated values.

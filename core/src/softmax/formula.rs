@@ -188,10 +188,11 @@ fn widen(v: &[f32]) -> Vec<f64> {
     v.iter().map(|x| f64::from(*x)).collect()
 }
 
-/// Runs both methods on every row.
+/// Runs both methods on every row. Reports progress ([`crate::progress`]) once per row.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] from [`FormulaParams::validate`].
+/// [`Error::InvalidParam`] from [`FormulaParams::validate`]; [`Error::Cancelled`] when the
+/// current progress scope is cancelled.
 pub fn run(p: &FormulaParams) -> Result<FormulaOutput, Error> {
     p.validate()?;
     let l = p.len as usize;
@@ -219,6 +220,7 @@ pub fn run(p: &FormulaParams) -> Result<FormulaOutput, Error> {
         },
     };
     for r in 0..p.rows {
+        crate::progress::report(r, p.rows)?;
         let x: Vec<f64> = (0..l).map(|_| rng.sample(StandardNormal)).collect();
         let dy: Vec<f64> = (0..l).map(|_| rng.sample(StandardNormal)).collect();
         // f64.
@@ -257,6 +259,7 @@ pub fn run(p: &FormulaParams) -> Result<FormulaOutput, Error> {
             };
         }
     }
+    crate::progress::report(p.rows, p.rows)?;
     Ok(out)
 }
 

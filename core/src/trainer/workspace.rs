@@ -356,6 +356,33 @@ pub struct Workspace {
     pub v: Vec<f32>,
 }
 
+/// Elements between two progress ticks of the instance (about 1 % of the default instance).
+const TICK: usize = 1 << 15;
+
+/// Fills `out` with `normal`'s samples in order, rounded to FP16 (to nearest, ties to even):
+/// the same values as `f16::from_f32(normal.sample(rng))` one by one, drawn into an f32 chunk
+/// and rounded with `half`'s slice conversion (vectorised). Calls `tick(base + filled)` before
+/// each chunk.
+fn fill_normal(
+    out: &mut [f16],
+    normal: &Normal<f32>,
+    rng: &mut ChaCha8Rng,
+    base: u64,
+    tick: &mut dyn FnMut(u64) -> Result<(), Error>,
+) -> Result<(), Error> {
+    use half::slice::HalfFloatSliceExt;
+    let mut buf = vec![0.0f32; TICK.min(out.len())];
+    for (i, chunk) in out.chunks_mut(TICK).enumerate() {
+        tick(base + (i * TICK) as u64)?;
+        let b = &mut buf[..chunk.len()];
+        for x in b.iter_mut() {
+            *x = normal.sample(rng);
+        }
+        chunk.convert_from_f32_slice(b);
+    }
+    Ok(())
+}
+
 fn shape_err(e: ndarray::ShapeError) -> Error {
     Error::BadInput(format!("workspace view: {e}"))
 }
@@ -364,19 +391,33 @@ impl Workspace {
     /// A seeded instance: weights and embeddings N(0, 0.02²), biases and β 0, γ 1; zero
     /// moments and gradients.
     pub fn new(tensors: Vec<ParamTensor>, seed: u64) -> Result<Self, Error> {
+        Self::new_ticking(tensors, seed, &mut |_| Ok(()))
+    }
+
+    /// [`Self::new`], calling `tick(elements filled so far)` every [`TICK`] elements (the
+    /// scene reports progress and stops on cancel through it).
+    fn new_ticking(
+        tensors: Vec<ParamTensor>,
+        seed: u64,
+        tick: &mut dyn FnMut(u64) -> Result<(), Error>,
+    ) -> Result<Self, Error> {
         let segments = layout(&tensors);
         let n = total_parameters(&tensors) as usize;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let normal = Normal::new(0.0f32, 0.02).map_err(|e| Error::BadInput(e.to_string()))?;
-        let mut p = Vec::with_capacity(n);
+        let mut p = vec![f16::ZERO; n];
+        let mut off = 0;
         for t in &tensors {
-            for _ in 0..t.numel() {
-                p.push(f16::from_f32(match t.kind {
-                    TensorKind::Weight | TensorKind::Embedding => normal.sample(&mut rng),
-                    TensorKind::Bias | TensorKind::LayerNormBeta => 0.0,
-                    TensorKind::LayerNormGamma => 1.0,
-                }));
+            let k = (t.numel() as usize).min(n - off);
+            let dst = &mut p[off..off + k];
+            match t.kind {
+                TensorKind::Weight | TensorKind::Embedding => {
+                    fill_normal(dst, &normal, &mut rng, off as u64, tick)?;
+                }
+                TensorKind::Bias | TensorKind::LayerNormBeta => dst.fill(f16::ZERO),
+                TensorKind::LayerNormGamma => dst.fill(f16::ONE),
             }
+            off += k;
         }
         Ok(Workspace {
             tensors,
@@ -390,11 +431,18 @@ impl Workspace {
 
     /// Fills the gradients with seeded N(0, 0.01²) values rounded to FP16.
     pub fn fill_gradients(&mut self, rng: &mut ChaCha8Rng) -> Result<(), Error> {
+        self.fill_gradients_ticking(rng, &mut |_| Ok(()))
+    }
+
+    /// [`Self::fill_gradients`], calling `tick(elements filled so far)` every [`TICK`]
+    /// elements.
+    fn fill_gradients_ticking(
+        &mut self,
+        rng: &mut ChaCha8Rng,
+        tick: &mut dyn FnMut(u64) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let normal = Normal::new(0.0f32, 0.01).map_err(|e| Error::BadInput(e.to_string()))?;
-        for g in &mut self.g {
-            *g = f16::from_f32(normal.sample(rng));
-        }
-        Ok(())
+        fill_normal(&mut self.g, &normal, rng, 0, tick)
     }
 
     /// Every parameter as an n-d view (its own shape) into the one flat `p` buffer.
@@ -421,9 +469,21 @@ impl Workspace {
     /// # Errors
     /// [`Error::BadInput`] if a view cannot be formed (cannot happen for [`layout`]).
     pub fn adam_per_tensor(&mut self, s: &AdamStep) -> Result<(), Error> {
+        self.adam_per_tensor_ticking(s, &mut |_| Ok(()))
+    }
+
+    /// [`Self::adam_per_tensor`], calling `tick(elements updated so far)` before each tensor.
+    fn adam_per_tensor_ticking(
+        &mut self,
+        s: &AdamStep,
+        tick: &mut dyn FnMut(u64) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let (mut p, mut m, mut v) = (&mut self.p[..], &mut self.m[..], &mut self.v[..]);
         let mut g = &self.g[..];
+        let mut done = 0u64;
         for t in &self.tensors {
+            tick(done)?;
+            done += t.numel();
             let n = t.numel() as usize;
             if n > p.len() {
                 return Err(Error::BadInput(format!("tensor {} overruns", t.name)));
@@ -689,10 +749,11 @@ pub struct WorkspaceOutput {
     pub instance: InstanceCheck,
 }
 
-/// Runs the ledgers and the instance.
+/// Runs the ledgers and the instance (progress as [`run_instance`]).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] for unknown ids; [`Error::BadInput`] only on an internal view error.
+/// [`Error::InvalidParam`] for unknown ids; [`Error::BadInput`] only on an internal view error;
+/// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn run(p: &WorkspaceParams) -> Result<WorkspaceOutput, Error> {
     let cmp = trainer_comparison(&p.model, &p.device)?;
     let full = model(&p.model)?.tensors();
@@ -723,9 +784,12 @@ pub fn run(p: &WorkspaceParams) -> Result<WorkspaceOutput, Error> {
 }
 
 /// Builds the shrunk instance, checks the views, runs Adam both ways and compares bits.
+/// Reports progress ([`crate::progress`]) every 32,768 elements generated and per tensor
+/// updated.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] (`shrink`) when the instance exceeds [`MAX_INSTANCE_ELEMENTS`].
+/// [`Error::InvalidParam`] (`shrink`) when the instance exceeds [`MAX_INSTANCE_ELEMENTS`];
+/// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn run_instance(
     full: &[ParamTensor],
     shrink: usize,
@@ -741,7 +805,11 @@ pub fn run_instance(
             format!("the instance would hold {elements} elements; at most {MAX_INSTANCE_ELEMENTS}"),
         ));
     }
-    let mut a = Workspace::new(tensors, seed)?;
+    // Progress: the weights' initialisation, then per step the gradients, the per-tensor
+    // Adam and the whole-buffer Adam, each `elements` units.
+    let total = elements * (1 + 3 * u64::from(steps));
+    let report = |done: u64| crate::progress::report(done, total);
+    let mut a = Workspace::new_ticking(tensors, seed, &mut |d| report(d))?;
     let start = a.p.clone();
     let checks = check_views(&a)?;
     let views_alias_workspace = checks.iter().all(|c| c.aliases);
@@ -757,12 +825,15 @@ pub fn run_instance(
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_9a4d);
     let cfg = AdamConfig::with_lr(1e-3);
     for t in 1..=steps {
-        a.fill_gradients(&mut rng)?;
+        let base = elements * (1 + 3 * u64::from(t - 1));
+        a.fill_gradients_ticking(&mut rng, &mut |d| report(base + d))?;
         b.g.clone_from(&a.g);
         let s = cfg.step(t);
-        a.adam_per_tensor(&s)?;
+        a.adam_per_tensor_ticking(&s, &mut |d| report(base + elements + d))?;
+        report(base + 2 * elements)?;
         b.adam_whole(&s);
     }
+    report(total)?;
     let diff_p =
         a.p.iter()
             .zip(&b.p)

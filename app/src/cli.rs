@@ -9,6 +9,32 @@ use warpscope_core::Error;
 use warpscope_core::params::{ParamKind, ParamValues};
 use warpscope_core::scene;
 
+/// `println!` that survives a closed pipe: `warpscope report … --json | head` ends quietly with
+/// status 0, as Unix tools do, instead of panicking on the broken pipe.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::emit_line(format_args!($($arg)*))
+    };
+}
+
+/// Writes one line to stdout (see [`say!`]); any other write error ends the program with status 1.
+#[doc(hidden)]
+pub fn emit_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out
+        .write_fmt(args)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("warpscope: cannot write to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
 /// warpscope — step through GPU training kernels warp by warp (lecture: LightSeq2 training).
 #[derive(Debug, Parser)]
 #[command(name = "warpscope", version, about, long_about = None)]
@@ -151,7 +177,7 @@ pub fn main() -> ExitCode {
                 };
                 match text {
                     Ok(t) => {
-                        println!("{t}");
+                        say!("{t}");
                         ExitCode::SUCCESS
                     }
                     Err(e) => fail(1, &format!("could not print the result: {e}")),
@@ -224,7 +250,7 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Adapter) => match warpscope_kernels::DeviceContext::open() {
             Ok(ctx) => {
-                println!(
+                say!(
                     "{}",
                     serde_json::to_string_pretty(&ctx.report).unwrap_or_default()
                 );
@@ -333,13 +359,13 @@ fn list(long: bool, json: bool) -> ExitCode {
                 serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "title_zh": s.title_zh, "summary": s.summary, "summary_zh": s.summary_zh, "params": params})
             })
             .collect();
-        println!("{}", serde_json::Value::Array(all));
+        say!("{}", serde_json::Value::Array(all));
     } else {
         for s in scene::scenes() {
             if long {
-                println!("{:<22} {:<6} {}", s.id, s.section, s.title);
+                say!("{:<22} {:<6} {}", s.id, s.section, s.title);
             } else {
-                println!("{}", s.id);
+                say!("{}", s.id);
             }
         }
     }
@@ -378,7 +404,7 @@ fn export(
         for s in scene::scenes() {
             let path = out.join(format!("{}.{format}", s.id));
             match write_figure(s, s.defaults(), &path, scale, opts) {
-                Ok(p) => println!("{}", p.display()),
+                Ok(p) => say!("{}", p.display()),
                 Err(e) => {
                     failed += 1;
                     eprintln!("warpscope: {}: {e}", s.id);
@@ -401,7 +427,7 @@ fn export(
     };
     match write_figure(s, values, out, scale, &opts) {
         Ok(p) => {
-            println!("wrote {}", p.display());
+            say!("wrote {}", p.display());
             ExitCode::SUCCESS
         }
         Err(e) => fail(code(&e), &e.to_string()),
@@ -414,7 +440,7 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
     };
     if list {
         for k in kernel_names() {
-            println!("{k}");
+            say!("{k}");
         }
         return ExitCode::SUCCESS;
     }
@@ -441,7 +467,7 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
             } else {
                 serde_json::to_string_pretty(&r)
             };
-            println!("{}", text.unwrap_or_default());
+            say!("{}", text.unwrap_or_default());
             if r.verified {
                 ExitCode::SUCCESS
             } else {
@@ -504,7 +530,7 @@ fn run_record(kernel: Option<&str>, set: &[String], json: bool, with_trace: bool
             } else {
                 serde_json::to_string_pretty(&v)
             };
-            println!("{}", text.unwrap_or_default());
+            say!("{}", text.unwrap_or_default());
             if r.verified {
                 ExitCode::SUCCESS
             } else {
@@ -556,7 +582,7 @@ fn animate(
     };
     match write_atomically(out, &bytes) {
         Ok(()) => {
-            println!(
+            say!(
                 "wrote {}",
                 out.canonicalize()
                     .unwrap_or_else(|_| out.to_owned())

@@ -168,7 +168,13 @@ pub fn draw_state(
     fonts::install(&ctx);
     apply_theme(&ctx, opts.theme);
     crate::i18n::set(&ctx, opts.lang);
-    let text = caption(state.scene, &state.values, opts.lang, opts.step);
+    // The caption names the event drawn: a step past the end shows (and says) the last one; a
+    // scene without a trace has no event to name.
+    let shown = opts
+        .step
+        .filter(|_| steps(state) > 0)
+        .map(|_| state.stepper.pos);
+    let text = caption(state.scene, &state.values, opts.lang, shown);
     let input = egui::RawInput {
         screen_rect: Some(Rect::from_min_size(
             Pos2::ZERO,
@@ -484,23 +490,81 @@ fn text_to_svg(out: &mut String, t: &epaint::TextShape) {
         return;
     };
     let size = section.format.font_id.size;
+    // egui rotates text about its position (vertical axis titles); SVG does the same with a
+    // rotate transform around that point.
+    let rotated = t.angle.abs() > f32::EPSILON;
+    if rotated {
+        let _ = writeln!(
+            out,
+            "<g transform=\"rotate({:.3} {:.2} {:.2})\">",
+            t.angle.to_degrees(),
+            t.pos.x,
+            t.pos.y
+        );
+    }
     for row in &t.galley.rows {
-        let (Some(first), Some(last)) = (row.row.glyphs.first(), row.row.glyphs.last()) else {
-            continue;
-        };
-        let text: String = row.row.glyphs.iter().map(|g| g.chr).collect();
+        let glyphs = &row.row.glyphs;
+        let text: String = glyphs.iter().map(|g| g.chr).collect();
         if text.trim().is_empty() {
             continue;
         }
+        let (Some(first), Some(last)) = (glyphs.first(), glyphs.last()) else {
+            continue;
+        };
         let x = t.pos.x + row.pos.x + first.pos.x;
         let y = t.pos.y + row.pos.y + first.pos.y;
-        let length = last.pos.x + last.advance_width - first.pos.x;
-        let _ = writeln!(
+        // Fast path: one font for the whole row.
+        if !glyphs.iter().any(|g| is_cjk(g.chr)) {
+            let length = last.pos.x + last.advance_width - first.pos.x;
+            let _ = writeln!(
+                out,
+                "<text x=\"{x:.2}\" y=\"{y:.2}\" font-size=\"{size:.1}\" fill=\"{fill}\" textLength=\"{length:.2}\" lengthAdjust=\"spacingAndGlyphs\" xml:space=\"preserve\">{}</text>",
+                escape(&text)
+            );
+            continue;
+        }
+        // Runs of CJK and of other characters, one <tspan> each, so the row stays one text
+        // element (selectable as a line): resvg's per-character font fallback misses CJK
+        // inside a run that starts in a Latin font, so CJK runs name the CJK font themselves.
+        let _ = write!(
             out,
-            "<text x=\"{x:.2}\" y=\"{y:.2}\" font-size=\"{size:.1}\" fill=\"{fill}\" textLength=\"{length:.2}\" lengthAdjust=\"spacingAndGlyphs\" xml:space=\"preserve\">{}</text>",
-            escape(&text)
+            "<text x=\"{x:.2}\" y=\"{y:.2}\" font-size=\"{size:.1}\" fill=\"{fill}\" xml:space=\"preserve\">"
         );
+        let mut start = 0;
+        while start < glyphs.len() {
+            let cjk = is_cjk(glyphs[start].chr);
+            // Spaces stay with the run they follow.
+            let end = glyphs[start..]
+                .iter()
+                .position(|g| !g.chr.is_whitespace() && is_cjk(g.chr) != cjk)
+                .map_or(glyphs.len(), |n| start + n);
+            let run = &glyphs[start..end];
+            start = end;
+            let (a, z) = (&run[0], &run[run.len() - 1]);
+            let rx = t.pos.x + row.pos.x + a.pos.x;
+            let length = z.pos.x + z.advance_width - a.pos.x;
+            let family = if cjk {
+                " font-family=\"'Noto Sans CJK SC', sans-serif\""
+            } else {
+                ""
+            };
+            let run_text: String = run.iter().map(|g| g.chr).collect();
+            let _ = write!(
+                out,
+                "<tspan x=\"{rx:.2}\"{family} textLength=\"{length:.2}\" lengthAdjust=\"spacingAndGlyphs\">{}</tspan>",
+                escape(&run_text)
+            );
+        }
+        out.push_str("</text>\n");
     }
+    if rotated {
+        out.push_str("</g>\n");
+    }
+}
+
+/// Whether `c` is drawn from the CJK font: CJK punctuation, kana, hanzi, full-width forms.
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{2E80}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{FE30}'..='\u{FE4F}' | '\u{FF00}'..='\u{FFEF}')
 }
 
 /// Writes painted shapes as an SVG document cropped to `area`, on background `bg`.

@@ -223,7 +223,13 @@ fn export_writes_svg_with_text_and_png_without_a_gpu() {
     let texts: Vec<String> = doc
         .descendants()
         .filter(|n| n.has_tag_name("text"))
-        .filter_map(|n| n.text().map(str::to_owned))
+        // A row mixing CJK and Latin is split into <tspan> runs: read the whole row.
+        .map(|n| {
+            n.descendants()
+                .filter(|d| d.is_text())
+                .filter_map(|d| d.text())
+                .collect::<String>()
+        })
         .collect();
     assert!(
         texts.iter().any(|t| t.contains("Bank playground")),
@@ -533,7 +539,13 @@ fn export_in_chinese_translates_the_view_body_not_only_the_title() {
     let texts: Vec<String> = doc
         .descendants()
         .filter(|n| n.has_tag_name("text"))
-        .filter_map(|n| n.text().map(str::to_owned))
+        // A row mixing CJK and Latin is split into <tspan> runs: read the whole row.
+        .map(|n| {
+            n.descendants()
+                .filter(|d| d.is_text())
+                .filter_map(|d| d.text())
+                .collect::<String>()
+        })
         .collect();
     // The title (from the registry) and the view's own labels and explanations.
     assert!(texts.iter().any(|t| t.contains("bank 实验场")), "{texts:?}");
@@ -569,9 +581,23 @@ fn export_in_chinese_translates_the_view_body_not_only_the_title() {
         .expect("runs");
     assert!(out.status.success());
     let text = std::fs::read_to_string(&svg).expect("svg written");
+    let doc = roxmltree::Document::parse(&text).expect("valid SVG");
+    let rows: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| {
+            n.descendants()
+                .filter(|d| d.is_text())
+                .filter_map(|d| d.text())
+                .collect::<String>()
+        })
+        .collect();
     for phrase in ["个线程束", "一起归约", "第 6 个事件", "线程束 0 的各个线程"]
     {
-        assert!(text.contains(phrase), "`{phrase}` missing");
+        assert!(
+            rows.iter().any(|r| r.contains(phrase)),
+            "`{phrase}` missing"
+        );
     }
 }
 
@@ -593,4 +619,21 @@ fn list_json_carries_both_languages() {
             s["id"]
         );
     }
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    // `warpscope report … --json | head -c 1`: the reader goes away; the writer must neither
+    // panic nor fail (status 0, as Unix tools do).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(["report", "memory-snapshot", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("exits");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
 }

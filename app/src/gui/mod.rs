@@ -213,6 +213,13 @@ impl SceneState {
                 old.progress.cancel();
             }
             self.dirty = false;
+            // Range errors are known at once: show them now, and drop a stale one as soon as the
+            // values are valid again (not when the new result arrives).
+            if let Err(e) = self.values.clone().validated(self.scene.params) {
+                self.error = Some(error_entry(self.scene, &e));
+                return;
+            }
+            self.error = None;
             if let Some(c) = self.recalled() {
                 self.show_result(c);
                 return;
@@ -514,7 +521,7 @@ impl WarpscopeApp {
             crate::export::apply_theme(ui.ctx(), self.theme);
             self.applied_theme = Some(self.theme);
         }
-        let (id, synchronous, zh) = (self.selected, self.synchronous, self.zh);
+        let (id, synchronous, zh, theme) = (self.selected, self.synchronous, self.zh, self.theme);
         let mut export_message = self.export_message.take();
         let mut save_clicked = None;
         let (mut png_scale, mut with_caption) = (self.png_scale, self.with_caption);
@@ -603,8 +610,8 @@ impl WarpscopeApp {
                     ui.add_enabled_ui(!dialog_open, |ui| {
                         let figure_hover = tr(
                             ui,
-                            "Write this view as a slide figure (Slides theme, the window's language); without a file dialog into ./warpscope-figures",
-                            "把这个视图写成幻灯片用的图（Slides 主题、窗口当前的语言）；没有文件对话框时存进 ./warpscope-figures",
+                            "Write this view as a figure, as shown (the window's theme — pick Slides for projected slides — and language); without a file dialog into ./warpscope-figures",
+                            "把这个视图按屏幕上的样子写成图（窗口当前的主题——投影幻灯片请选 Slides——和语言）；没有文件对话框时存进 ./warpscope-figures",
                         );
                         for (label, kind) in [
                             (tr(ui, "Export PNG", "导出 PNG"), save::SaveKind::Png),
@@ -693,6 +700,8 @@ impl WarpscopeApp {
                     crate::export::Lang::En
                 },
                 caption: with_caption,
+                // What is on screen: the window's theme (Slides for projected figures).
+                theme,
                 ..Default::default()
             },
             scale: png_scale,
@@ -742,6 +751,8 @@ impl WarpscopeApp {
                             .clicked()
                         {
                             self.selected = s.id;
+                            // A "saved …" note belongs to the scene it was written from.
+                            self.export_message = None;
                         }
                     }
                     Err(_) => {

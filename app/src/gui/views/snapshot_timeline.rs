@@ -284,7 +284,8 @@ fn plot(
         text,
     );
     if (start..end).contains(&pos) {
-        let x = x_of(pos);
+        // Inside the frame even at the first and last event.
+        let x = x_of(pos).clamp(area.left() + 1.5, area.right() - 1.5);
         painter.line_segment(
             [pos2(x, area.top()), pos2(x, area.bottom())],
             Stroke::new(1.5, visuals.strong_text_color()),

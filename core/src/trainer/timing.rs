@@ -180,8 +180,14 @@ pub struct TimingOutput {
     pub copy: Timing,
     /// `per_tensor.median_ms / whole_buffer.median_ms`.
     pub ratio: f64,
-    /// `(per_tensor − whole_buffer) / tensors`, µs: the measured cost of one extra call.
+    /// `(per_tensor − whole_buffer) / tensors`, µs: the measured cost of one extra call. Can
+    /// come out negative; see [`TimingOutput::overhead_resolved`].
     pub per_call_overhead_us: f64,
+    /// Whether the per-tensor run was slower than the whole-buffer run by more than the runs'
+    /// spread (the larger of the two ways' max − min). `false`: on this CPU, now, one extra
+    /// call costs less than the measurement resolves (cache and frequency effects dominate), so
+    /// `per_call_overhead_us` is not a result — a CPU function call has no kernel-launch cost.
+    pub overhead_resolved: bool,
     /// Results of the two ways bitwise identical (checked on the measured buffers).
     pub bitwise_identical: bool,
     /// Built without debug assertions (a release build). Dev builds (this workspace compiles
@@ -277,6 +283,9 @@ pub fn run(p: &TimingParams) -> Result<TimingOutput, Error> {
         },
         per_call_overhead_us: (per_tensor.median_ms - whole_buffer.median_ms) * 1e3
             / sizes.len().max(1) as f64,
+        within_noise: (per_tensor.median_ms - whole_buffer.median_ms).abs()
+            < (per_tensor.max_ms - per_tensor.min_ms)
+                .max(whole_buffer.max_ms - whole_buffer.min_ms),
         per_tensor,
         whole_buffer,
         copy,

@@ -283,8 +283,8 @@ pub fn run(p: &TimingParams) -> Result<TimingOutput, Error> {
         },
         per_call_overhead_us: (per_tensor.median_ms - whole_buffer.median_ms) * 1e3
             / sizes.len().max(1) as f64,
-        within_noise: (per_tensor.median_ms - whole_buffer.median_ms).abs()
-            < (per_tensor.max_ms - per_tensor.min_ms)
+        overhead_resolved: per_tensor.median_ms - whole_buffer.median_ms
+            > (per_tensor.max_ms - per_tensor.min_ms)
                 .max(whole_buffer.max_ms - whole_buffer.min_ms),
         per_tensor,
         whole_buffer,

@@ -462,7 +462,23 @@ pub fn run_kernel_with(
                     example_rows: rows,
                     example_len: len,
                 };
-                let e = fusion::run(&fp).map_err(core_err)?.example;
+                // The core example's size limit, said in this kernel's own parameters.
+                let e = match fusion::run(&fp) {
+                    Err(warpscope_core::Error::InvalidParam { name, expected, .. })
+                        if name.starts_with("example_") =>
+                    {
+                        return Err(KernelError::InvalidOption {
+                            name: "len".into(),
+                            value: len.to_string(),
+                            expected: format!(
+                                "rows × len within the reference's limit ({}); use fewer rows \
+                                 or a shorter row",
+                                expected.replace("example_rows × example_len", "rows × len")
+                            ),
+                        });
+                    }
+                    r => r.map_err(core_err)?.example,
+                };
                 let p = softmax::Problem {
                     rows: rows as usize,
                     cols: len as usize,

@@ -575,7 +575,16 @@ fn animate(
         },
         Some(None) => return fail(2, "--frames: expected FROM..TO or FROM.., e.g. 0..40"),
     };
-    let bytes = match animation(s, values, from, to, fps, scale, opts) {
+    // Long animations take a while (each frame is rasterised): say how far, on one stderr line.
+    let mut progress = |done: usize, total: usize| {
+        if total >= 20 && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprint!("\rframe {done}/{total}");
+            if done == total {
+                eprintln!();
+            }
+        }
+    };
+    let bytes = match animation(s, values, from, to, fps, scale, opts, &mut progress) {
         Ok(b) => b,
         Err(e @ ExportError::Scene(_)) => return fail(2, &e.to_string()),
         Err(e) => return fail(1, &e.to_string()),

@@ -227,9 +227,13 @@ pub const MAX_FRAMES: usize = 600;
 
 /// An animated GIF of `scene` stepping through events `from..=to` (one frame per event) at
 /// `fps` frames per second, PNG-rasterised at `scale`. Frames are padded to the largest size.
+/// `on_frame(done, total)` is called after each frame is drawn (the CLI prints progress with it).
+/// Frames are kept PNG-compressed until they are encoded, so memory grows by about one
+/// compressed frame per event (not one full RGBA image).
 ///
 /// # Errors
 /// A scene without a stepper, an empty or too long range, rendering errors.
+#[allow(clippy::too_many_arguments)] // the CLI's options, one each
 pub fn animation(
     scene: &'static Scene,
     values: ParamValues,
@@ -238,6 +242,7 @@ pub fn animation(
     fps: u16,
     scale: f32,
     opts: &FigureOptions,
+    on_frame: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<u8>, ExportError> {
     let mut state = prepare(scene, values)?;
     let n = steps(&state);
@@ -262,7 +267,9 @@ pub fn animation(
             ),
         )));
     }
-    let mut images = Vec::with_capacity(to - from + 1);
+    let total = to - from + 1;
+    let mut pngs = Vec::with_capacity(total);
+    let (mut w, mut h) = (0, 0);
     for step in from..=to {
         let o = FigureOptions {
             step: Some(step),
@@ -270,21 +277,25 @@ pub fn animation(
         };
         let (shapes, area, bg) = draw_state(&mut state, &o);
         let png = svg_to_png(&shapes_to_svg(&shapes, area, bg), scale)?;
-        let img = image::load_from_memory(&png)
+        let (fw, fh) = image::ImageReader::new(std::io::Cursor::new(&png))
+            .with_guessed_format()
             .map_err(|e| ExportError::Render(e.to_string()))?
-            .to_rgba8();
-        images.push(img);
+            .into_dimensions()
+            .map_err(|e| ExportError::Render(e.to_string()))?;
+        (w, h) = (w.max(fw), h.max(fh));
+        pngs.push(png);
+        on_frame(step - from + 1, total);
     }
-    let (w, h) = images
-        .iter()
-        .fold((0, 0), |(w, h), i| (w.max(i.width()), h.max(i.height())));
     let delay = image::Delay::from_numer_denom_ms(1000, u32::from(fps.max(1)));
     let mut out = Vec::new();
     {
         let mut enc = image::codecs::gif::GifEncoder::new_with_speed(&mut out, 10);
         enc.set_repeat(image::codecs::gif::Repeat::Infinite)
             .map_err(|e| ExportError::Render(e.to_string()))?;
-        for img in images {
+        for png in pngs {
+            let img = image::load_from_memory(&png)
+                .map_err(|e| ExportError::Render(e.to_string()))?
+                .to_rgba8();
             let mut canvas = image::RgbaImage::from_pixel(w, h, *img.get_pixel(0, 0));
             image::imageops::overlay(&mut canvas, &img, 0, 0);
             enc.encode_frame(image::Frame::from_parts(canvas, 0, 0, delay))

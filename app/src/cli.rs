@@ -221,6 +221,12 @@ pub fn main() -> ExitCode {
                     frames.as_deref(),
                     fps,
                 )
+            } else if frames.is_some() {
+                fail(
+                    2,
+                    "--frames animates a trace: give an --out ending in .gif (a PNG or SVG is one \
+                     step: use --step N)",
+                )
             } else {
                 export(
                     scene.as_deref(),

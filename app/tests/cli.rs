@@ -637,3 +637,20 @@ fn a_closed_pipe_ends_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
+
+#[test]
+fn frames_without_a_gif_output_is_refused_with_the_fix() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let png = dir.path().join("r.png");
+    let out = warpscope(&[
+        "export",
+        "reduction",
+        "--frames",
+        "0..3",
+        "--out",
+        png.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(".gif"));
+    assert!(!png.exists(), "nothing written");
+}

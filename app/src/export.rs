@@ -682,7 +682,20 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
     if !dir.is_dir() {
         return Err(err(format!("the folder {} does not exist", dir.display())));
     }
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| err(e.to_string()))?;
+    if path.is_dir() {
+        return Err(err(
+            "that is a folder; give a file name (e.g. fig.png), or use `export --all --out DIR`"
+                .into(),
+        ));
+    }
+    // The temporary file's own name means nothing to the user: say the folder and the reason.
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| {
+        err(format!(
+            "cannot create a file in {}: {}",
+            dir.display(),
+            e.kind()
+        ))
+    })?;
     std::io::Write::write_all(&mut tmp, bytes).map_err(|e| err(e.to_string()))?;
     // A figure is an ordinary document: readable by others, like any file the user saves.
     #[cfg(unix)]
@@ -713,6 +726,14 @@ pub fn export(
         .map(str::to_ascii_lowercase);
     let svg = match ext.as_deref() {
         Some("svg") | Some("png") => scene_svg(scene, values, opts)?,
+        _ if out.is_dir() => {
+            return Err(ExportError::Write {
+                path: out.to_owned(),
+                reason: "that is a folder; give a file name (e.g. fig.png), or use \
+                         `export --all --out DIR`"
+                    .into(),
+            });
+        }
         _ => return Err(ExportError::Format(out.to_owned())),
     };
     let bytes = if ext.as_deref() == Some("png") {

@@ -27,6 +27,7 @@ pub mod pickle;
 pub mod plan;
 pub mod snapshot;
 pub mod timeline;
+pub mod unpickle;
 
 /// Bytes in one MiB (2²⁰).
 pub const MIB: u64 = 1 << 20;

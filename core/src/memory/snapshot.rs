@@ -294,9 +294,26 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     // reported as "recursive". `replace_recursive_structures` turns those into `None`; the
     // fields this reader uses (segments, blocks, trace events: unshared dicts) are unaffected, and
     // one that did come back `None` would be reported as missing, never read as a number.
-    let options = serde_pickle::DeOptions::new().replace_recursive_structures();
-    let value = serde_pickle::value_from_slice(bytes, options)
-        .map_err(|e| Error::BadInput(format!("not a readable pickle: {e}")))?;
+    // The fast path skips the `frames` of every block and event (most of a large file); it
+    // declines anything it does not handle exactly, and serde-pickle decodes that instead.
+    let mut cancelled = false;
+    let fast = super::unpickle::decode_without_frames(bytes, &mut |at| {
+        let done = PROGRESS_CHECKED
+            + (PROGRESS_DECODED - PROGRESS_CHECKED) * at as u64 / bytes.len().max(1) as u64;
+        cancelled = crate::progress::report(done, PROGRESS_TOTAL).is_err();
+        !cancelled
+    });
+    if cancelled {
+        return Err(Error::Cancelled);
+    }
+    let value = match fast {
+        Some(v) => v,
+        None => {
+            let options = serde_pickle::DeOptions::new().replace_recursive_structures();
+            serde_pickle::value_from_slice(bytes, options)
+                .map_err(|e| Error::BadInput(format!("not a readable pickle: {e}")))?
+        }
+    };
     let out = extract(&value, summary.protocol);
     if out == Err(Error::Cancelled) && bytes.len() >= BACKGROUND_DROP_BYTES {
         drop_in_background(value);

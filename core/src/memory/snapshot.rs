@@ -5,7 +5,9 @@
 //! [`super::allocator::CachingAllocator`].
 //!
 //! Reading executes nothing from the file: [`super::pickle::check`] refuses any opcode that
-//! imports or calls and bounds sizes, nesting and counts before `serde-pickle` decodes plain data.
+//! imports or calls and bounds sizes, nesting and counts before the data is decoded — by
+//! [`super::unpickle`], which skips every `frames` value (most of a large file), or by
+//! `serde-pickle` for anything that fast path declines.
 //! Files above [`MAX_FILE_BYTES`] are refused before they are read.
 //!
 //! Handled layouts: a dict with `segments` (and `device_traces`, `allocator_settings`,

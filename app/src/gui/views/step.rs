@@ -212,14 +212,16 @@ pub fn show_ledger(ui: &mut egui::Ui, o: &StepOutput) {
             }
             ui.end_row();
             for c in &o.lecture {
-                ui.label(c.figure);
+                ui.label(tr(ui, c.figure, c.figure_zh));
                 ui.monospace(format_number(c.lecture));
                 ui.monospace(c.computed.map_or("—".into(), format_number));
-                ui.add(egui::Label::new(egui::RichText::new(c.note).small()).wrap());
+                ui.add(
+                    egui::Label::new(egui::RichText::new(tr(ui, c.note, c.note_zh)).small()).wrap(),
+                );
                 ui.end_row();
             }
             for r in &o.reported {
-                ui.label(r.figure);
+                ui.label(tr(ui, r.figure, r.figure_zh));
                 ui.monospace(trf!(
                     ui,
                     "{}–{} {} (measured, quoted)",
@@ -231,7 +233,14 @@ pub fn show_ledger(ui: &mut egui::Ui, o: &StepOutput) {
                 ui.monospace(r.modelled.map_or("—".into(), format_number));
                 ui.add(
                     egui::Label::new(
-                        egui::RichText::new(format!("{} {}", r.source, r.gap)).small(),
+                        egui::RichText::new(trf!(
+                            ui,
+                            "{} {}",
+                            "{}。{}",
+                            tr(ui, r.source, r.source_zh),
+                            tr(ui, r.gap, r.gap_zh)
+                        ))
+                        .small(),
                     )
                     .wrap(),
                 );
@@ -299,7 +308,13 @@ pub fn show_exercises(ui: &mut egui::Ui, result: &serde_json::Value) {
                 |ui| {
                     ui.add(
                         egui::Label::new(
-                            egui::RichText::new(e["computed"].as_str().unwrap_or("")).small(),
+                            egui::RichText::new(
+                                e[if zh { "computed_zh" } else { "computed" }]
+                                    .as_str()
+                                    .or(e["computed"].as_str())
+                                    .unwrap_or(""),
+                            )
+                            .small(),
                         )
                         .wrap(),
                     );

@@ -198,9 +198,12 @@ pub fn show_ledger(ui: &mut egui::Ui, o: &StepOutput) {
         ))
         .strong(),
     );
+    // Four columns, two of them long text: a narrower cap than the stage table's, so the notes
+    // wrap inside the view instead of running past its right edge.
+    let note_col = (ui.available_width() * 0.28).max(140.0);
     egui::Grid::new("step-lecture")
         .striped(true)
-        .max_col_width(max_col)
+        .max_col_width(note_col)
         .show(ui, |ui| {
             for (en, zh) in [
                 ("figure", "数字"),

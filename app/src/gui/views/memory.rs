@@ -291,7 +291,16 @@ pub fn show_lifetimes(ui: &mut egui::Ui, o: &LifetimesOutput) {
                 } else {
                     ui.colored_label(widgets::VERMILLION, format!("{}{mark}", st.step));
                 }
-                ui.label(g(&st.inputs.join(", ")));
+                // Tensor names are symbols; the one input named in words reads in Chinese too.
+                let inputs: Vec<&str> = st
+                    .inputs
+                    .iter()
+                    .map(|&i| match i {
+                        "dropout mask" => tr(ui, i, "dropout 掩码"),
+                        other => other,
+                    })
+                    .collect();
+                ui.label(g(&inputs.join(", ")));
                 let creates = if st.in_place.is_empty() {
                     g(&st.creates.join(", "))
                 } else {

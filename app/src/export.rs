@@ -133,9 +133,9 @@ pub fn prepare(scene: &'static Scene, values: ParamValues) -> Result<SceneState,
     let mut state = SceneState::new(scene);
     state.values = values.validated(scene.params)?;
     state.compute_now();
-    if let Some((_, msg)) = &state.error {
+    if let Some(err) = &state.error {
         return Err(ExportError::Scene(warpscope_core::Error::BadInput(
-            msg.clone(),
+            err.en.clone(),
         )));
     }
     if state.computed.is_none() {

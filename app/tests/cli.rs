@@ -519,6 +519,76 @@ fn run_record_prints_the_decoded_trace_summary() {
     assert_eq!(v["trace"]["origin"]["kind"], "recorded");
 }
 
+/// The rows of text of an SVG figure, a row split into <tspan> runs (CJK and Latin) read whole.
+fn svg_rows(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).expect("svg written");
+    let doc = roxmltree::Document::parse(&text).expect("valid SVG");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| {
+            n.descendants()
+                .filter(|d| d.is_text())
+                .filter_map(|d| d.text())
+                .collect::<String>()
+        })
+        .collect()
+}
+
+#[test]
+fn export_in_chinese_translates_the_notes_core_computes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let svg = dir.path().join("step-ledger-zh.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(["export", "step-ledger", "--lang", "zh", "--out"])
+        .arg(&svg)
+        .env("VK_ICD_FILENAMES", "/nonexistent")
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = svg_rows(&svg);
+    // The lecture checks' notes and figures (core's `note_zh` / `figure_zh`), not the English.
+    assert!(
+        rows.iter()
+            .any(|t| t.contains("3 个内核 × 436 个张量（Lab C 的统计）")),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|t| t.contains("训练器不变，一步里其余部分更小")),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|t| t.contains("训练器的内核发射次数，基线")),
+        "{rows:?}"
+    );
+    assert!(
+        !rows
+            .iter()
+            .any(|t| t.contains("same trainer") || t.contains("Lab C census")),
+        "no English note left: {rows:?}"
+    );
+    // The English export keeps core's English notes.
+    let svg = dir.path().join("step-ledger-en.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(["export", "step-ledger", "--out"])
+        .arg(&svg)
+        .env("VK_ICD_FILENAMES", "/nonexistent")
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let rows = svg_rows(&svg);
+    assert!(
+        rows.iter()
+            .any(|t| t.contains("3 kernels × 436 tensors (Lab C census)")),
+        "{rows:?}"
+    );
+}
+
 #[test]
 fn export_in_chinese_translates_the_view_body_not_only_the_title() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -9,7 +9,7 @@ pub fn panel(
     ui: &mut egui::Ui,
     specs: &[ParamSpec],
     values: &mut ParamValues,
-    error: Option<&(String, String)>,
+    error: Option<&super::ErrorEntry>,
     zh: bool,
 ) -> bool {
     let mut changed = false;
@@ -71,10 +71,10 @@ pub fn panel(
                 next = spec.default_value();
             }
         }
-        if let Some((name, message)) = error
-            && name == spec.name
+        if let Some(err) = error
+            && err.param == spec.name
         {
-            ui.colored_label(ui.visuals().error_fg_color, message);
+            ui.colored_label(ui.visuals().error_fg_color, err.message(zh));
         }
         ui.add_space(4.0);
         if next != current {

@@ -242,6 +242,10 @@ pub struct LectureQuote {
     pub fused_us: f64,
     /// Why ours may differ.
     pub note: &'static str,
+    /// [`source`](Self::source) in Chinese (for the Chinese UI).
+    pub source_zh: &'static str,
+    /// [`note`](Self::note) in Chinese, in the lecture's terms, with the same numbers.
+    pub note_zh: &'static str,
 }
 
 /// The scene's result.
@@ -464,6 +468,12 @@ pub fn run(p: &BytesParams) -> Result<BytesOutput, Error> {
                    launch each read ∇y and x, because they parallelise over rows and over \
                    columns). A ∇x-only kernel would be 3 passes (50.4 MB); the lecture's \
                    decomposition of its 4.25 is not stated.",
+            source_zh: "第 11 讲 §2.2（01 号脚本第 2 部分），8192 个 token × 1024，fp16，A100",
+            note_zh: "自动求导式：本账按讲义的 9 次发射得 302.2 MB / 230.3 µs（18 倍张量大小的读写 \
+                      + 行向量和列向量）；讲义多出的 0.6 MB 在那里没有逐项列出。融合：讲义的 \
+                      71.3 MB 是 4.25 倍张量大小；本账算 5 倍（同一次发射里 ∇x 部分和 ∇γ/∇β 部分\
+                      各读一遍 ∇y 和 x，因为一个按行并行、一个按列并行）。只算 ∇x 的内核是 3 倍\
+                      （50.4 MB）；讲义没有说它的 4.25 倍怎么拆分。",
         },
     })
 }

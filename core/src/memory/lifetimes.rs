@@ -40,6 +40,8 @@ pub struct TensorDef {
     pub name: &'static str,
     /// What it is.
     pub what: &'static str,
+    /// [`what`](Self::what) in Chinese, in the lecture's terms (for the Chinese UI).
+    pub what_zh: &'static str,
     /// How many `unit`s it holds.
     pub multiple: u64,
     /// BLH or BL²N.
@@ -55,6 +57,8 @@ pub struct TensorDef {
 pub struct StepDef {
     /// What the step computes.
     pub what: &'static str,
+    /// [`what`](Self::what) in Chinese, in the lecture's terms (for the Chinese UI).
+    pub what_zh: &'static str,
     /// Tensors it reads (temporaries and saved activations; `∇out` is the layer's input).
     pub inputs: &'static [&'static str],
     /// Temporaries it writes in place (none are created by an in-place step).
@@ -66,6 +70,7 @@ pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇Y",
         what: "gradient of the output projection's result (after residual-dropout backward)",
+        what_zh: "输出投影结果的梯度（残差 dropout 反向之后）",
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 1,
@@ -74,6 +79,7 @@ pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇Z",
         what: "gradient of the merged-head context (∇Y·W_oᵀ)",
+        what_zh: "合并多头之后上下文的梯度（∇Y·W_oᵀ）",
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 2,
@@ -82,6 +88,7 @@ pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇Y′",
         what: "the same gradient in per-head layout [B, N, L, d_h]",
+        what_zh: "同一个梯度，按头排布 [B, N, L, d_h]",
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 3,
@@ -90,6 +97,7 @@ pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇S",
         what: "gradient of the attention scores (∇Y′·Vᵀ; dropout and softmax backward in place)",
+        what_zh: "注意力分数的梯度（∇Y′·Vᵀ；dropout 与 softmax 反向在它上面原地进行）",
         multiple: 1,
         unit: SizeUnit::Bl2n,
         created: 4,
@@ -98,6 +106,7 @@ pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇V",
         what: "gradient of the values (P′ᵀ·∇Y′)",
+        what_zh: "V 的梯度（P′ᵀ·∇Y′）",
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 4,
@@ -106,6 +115,7 @@ pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇Q",
         what: "gradient of the queries (∇S·K/√d_h)",
+        what_zh: "Q 的梯度（∇S·K/√d_h）",
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 6,
@@ -114,6 +124,7 @@ pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇K",
         what: "gradient of the keys (∇Sᵀ·Q/√d_h)",
+        what_zh: "K 的梯度（∇Sᵀ·Q/√d_h）",
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 6,
@@ -122,6 +133,7 @@ pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇Q̃∇K̃∇Ṽ",
         what: "the three gradients in the fused [B, L, 3H] layout of the QKV projection",
+        what_zh: "三个梯度，排成 QKV 投影融合后的 [B, L, 3H] 布局",
         multiple: 3,
         unit: SizeUnit::Blh,
         created: 7,
@@ -130,6 +142,7 @@ pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇Y″",
         what: "gradient of the LayerNorm output (∇Q̃K̃Ṽ·W_qkvᵀ)",
+        what_zh: "LayerNorm 输出的梯度（∇Q̃K̃Ṽ·W_qkvᵀ）",
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 8,
@@ -138,6 +151,7 @@ pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇in",
         what: "gradient of the layer's input (LayerNorm backward, then + ∇out)",
+        what_zh: "这一层输入的梯度（LayerNorm 反向，再加上 ∇out）",
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 9,
@@ -149,51 +163,61 @@ pub const TENSORS: &[TensorDef] = &[
 pub const STEPS: &[StepDef] = &[
     StepDef {
         what: "residual-dropout backward: ∇Y = mask ⊙ ∇out / (1 − p); ∇b_o",
+        what_zh: "残差 dropout 反向：∇Y = mask ⊙ ∇out / (1 − p)；∇b_o",
         inputs: &["∇out", "dropout mask"],
         in_place: &[],
     },
     StepDef {
         what: "output projection backward: ∇Z = ∇Y·W_oᵀ; ∇W_o",
+        what_zh: "输出投影反向：∇Z = ∇Y·W_oᵀ；∇W_o",
         inputs: &["∇Y", "Z"],
         in_place: &[],
     },
     StepDef {
         what: "split heads: ∇Y′ = ∇Z as [B, N, L, d_h]",
+        what_zh: "拆分多头：∇Y′ = ∇Z 排成 [B, N, L, d_h]",
         inputs: &["∇Z"],
         in_place: &[],
     },
     StepDef {
         what: "context backward: ∇S = ∇Y′·Vᵀ and ∇V = P′ᵀ·∇Y′",
+        what_zh: "上下文反向：∇S = ∇Y′·Vᵀ，∇V = P′ᵀ·∇Y′",
         inputs: &["∇Y′", "V", "P′"],
         in_place: &[],
     },
     StepDef {
         what: "attention-dropout + softmax backward, fused, in place on ∇S",
+        what_zh: "注意力 dropout + softmax 反向，融合成一个内核，在 ∇S 上原地进行",
         inputs: &["∇S", "P", "dropout mask"],
         in_place: &["∇S"],
     },
     StepDef {
         what: "score backward: ∇Q = ∇S·K/√d_h and ∇K = ∇Sᵀ·Q/√d_h",
+        what_zh: "分数反向：∇Q = ∇S·K/√d_h，∇K = ∇Sᵀ·Q/√d_h",
         inputs: &["∇S", "Q", "K"],
         in_place: &[],
     },
     StepDef {
         what: "merge heads: ∇Q, ∇K, ∇V → ∇Q̃∇K̃∇Ṽ in the fused [B, L, 3H] layout",
+        what_zh: "合并多头：∇Q、∇K、∇V → ∇Q̃∇K̃∇Ṽ，QKV 投影融合后的 [B, L, 3H] 布局",
         inputs: &["∇Q", "∇K", "∇V"],
         in_place: &[],
     },
     StepDef {
         what: "QKV projection backward: ∇Y″ = ∇Q̃K̃Ṽ·W_qkvᵀ; ∇W_qkv, ∇b_qkv",
+        what_zh: "QKV 投影反向：∇Y″ = ∇Q̃K̃Ṽ·W_qkvᵀ；∇W_qkv、∇b_qkv",
         inputs: &["∇Q̃∇K̃∇Ṽ", "Y″"],
         in_place: &[],
     },
     StepDef {
         what: "LayerNorm backward: ∇in = LN′(∇Y″); ∇γ, ∇β",
+        what_zh: "LayerNorm 反向：∇in = LN′(∇Y″)；∇γ、∇β",
         inputs: &["∇Y″", "in"],
         in_place: &[],
     },
     StepDef {
         what: "residual: ∇in += ∇out, in place",
+        what_zh: "残差：∇in += ∇out，原地进行",
         inputs: &["∇in", "∇out"],
         in_place: &["∇in"],
     },
@@ -371,6 +395,8 @@ pub struct Tensor {
     pub name: &'static str,
     /// What it is.
     pub what: &'static str,
+    /// [`what`](Self::what) in Chinese (for the Chinese UI).
+    pub what_zh: &'static str,
     /// How many `unit`s.
     pub multiple: u64,
     /// BLH or BL²N.
@@ -392,6 +418,8 @@ pub struct Step {
     pub step: usize,
     /// What it computes.
     pub what: &'static str,
+    /// [`what`](Self::what) in Chinese (for the Chinese UI).
+    pub what_zh: &'static str,
     /// What it reads.
     pub inputs: Vec<&'static str>,
     /// Temporaries it creates.
@@ -455,6 +483,7 @@ pub fn tensors(s: &AttentionShape) -> Vec<Tensor> {
         .map(|t| Tensor {
             name: t.name,
             what: t.what,
+            what_zh: t.what_zh,
             multiple: t.multiple,
             unit: t.unit,
             size_blh: s.in_blh(t.multiple, t.unit),
@@ -478,6 +507,7 @@ pub fn run(s: &AttentionShape) -> LifetimesOutput {
         steps.push(Step {
             step,
             what: def.what,
+            what_zh: def.what_zh,
             inputs: def.inputs.to_vec(),
             creates: ts
                 .iter()

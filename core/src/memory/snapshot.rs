@@ -547,6 +547,8 @@ pub struct Replay {
     pub unmatched_frees: usize,
     /// What the replay can and cannot say.
     pub note: String,
+    /// [`note`](Self::note) in Chinese, built from the same numbers (for the Chinese UI).
+    pub note_zh: String,
 }
 
 /// Replays the snapshot's `device_traces` through the simulator (see the module docs).
@@ -564,15 +566,18 @@ pub fn replay(s: &Snapshot) -> Replay {
         segments_match: None,
         unmatched_frees: 0,
         note: String::new(),
+        note_zh: String::new(),
     };
     let events: usize = s.device_traces.iter().map(Vec::len).sum();
     if events == 0 {
         r.starts_empty = false;
         r.note = "the trace is empty (history recording was off): nothing to replay".into();
+        r.note_zh = "轨迹是空的（录制时没有打开历史记录）：没有可回放的内容".into();
         return r;
     }
     let mut all_match = true;
     let mut reasons: Vec<String> = Vec::new();
+    let mut reasons_zh: Vec<String> = Vec::new();
     let mut expandable = false;
     let mut replayed = 0usize;
     'devices: for (dev, trace) in s.device_traces.iter().enumerate() {
@@ -663,19 +668,26 @@ pub fn replay(s: &Snapshot) -> Replay {
         let expected: Vec<u64> = ordered.iter().map(|&(_, size)| size).collect();
         if ordered.len() != trace_segs.len() {
             all_match = false;
+            let missing = trace_segs.len() - ordered.len().min(trace_segs.len());
             reasons.push(format!(
-                "device {dev}: {} segments the trace created are not in the file",
-                trace_segs.len() - ordered.len().min(trace_segs.len())
+                "device {dev}: {missing} segments the trace created are not in the file"
+            ));
+            reasons_zh.push(format!(
+                "设备 {dev}：轨迹创建的段中有 {missing} 个不在文件里"
             ));
         }
         if expected != replayed {
             all_match = false;
-            reasons.push(format!(
-                "device {dev}: replayed {} segments ({} bytes), the file has {} ({} bytes)",
-                replayed.len(),
-                sat_sum(replayed.iter().copied()),
+            let (n_replayed, replayed_bytes) = (replayed.len(), sat_sum(replayed.iter().copied()));
+            let (n_file, file_bytes) = (
                 file_segs.len(),
-                sat_sum(file_segs.iter().map(|s| s.total_size))
+                sat_sum(file_segs.iter().map(|s| s.total_size)),
+            );
+            reasons.push(format!(
+                "device {dev}: replayed {n_replayed} segments ({replayed_bytes} bytes), the file has {n_file} ({file_bytes} bytes)"
+            ));
+            reasons_zh.push(format!(
+                "设备 {dev}：回放得到 {n_replayed} 个段（{replayed_bytes} 字节），文件里有 {n_file} 个（{file_bytes} 字节）"
             ));
         }
     }
@@ -685,11 +697,19 @@ pub fn replay(s: &Snapshot) -> Replay {
             "expandable segments (segment_map/segment_unmap): the simulator follows the default \
                   non-expandable rules, so its segments cannot match the file's"
                 .into();
+        r.note_zh = "可扩展段（segment_map/segment_unmap）：模拟器按默认的不可扩展规则分配，\
+                     所以它的段不可能与文件里的一致"
+            .into();
     } else if !r.starts_empty {
         r.note = format!(
             "the trace starts mid-run ({} frees of blocks allocated before it; segments created before \
              it): a replay from an empty allocator cannot recreate the file's segments, so no match is \
              claimed — the replay figures cover only the recorded window",
+            r.unmatched_frees
+        );
+        r.note_zh = format!(
+            "轨迹从运行中途开始（{} 次释放的块在轨迹开始前就已分配；有的段在它之前就已创建）：\
+             从空的分配器开始回放无法重建文件里的段，所以不判断是否一致——回放的数字只覆盖录下的这一段",
             r.unmatched_frees
         );
     } else {
@@ -702,6 +722,14 @@ pub fn replay(s: &Snapshot) -> Replay {
             format!(
                 "the trace starts from an empty allocator but the replay differs: {}",
                 reasons.join("; ")
+            )
+        };
+        r.note_zh = if all_match {
+            "轨迹从空的分配器开始，回放按创建顺序逐一重建了文件里的段".into()
+        } else {
+            format!(
+                "轨迹从空的分配器开始，但回放结果不同：{}",
+                reasons_zh.join("；")
             )
         };
     }
@@ -794,6 +822,8 @@ pub struct SnapshotOutput {
     pub replay_unmatched_frees: usize,
     /// What the replay can and cannot say.
     pub replay_note: String,
+    /// [`replay_note`](Self::replay_note) in Chinese, built from the same numbers.
+    pub replay_note_zh: String,
     /// The segment map (segments in file order, blocks in address order).
     pub segment_map: Vec<MapSegment>,
 }
@@ -857,6 +887,7 @@ pub fn summarise(path: &str, s: &Snapshot) -> SnapshotOutput {
         segments_match: r.segments_match,
         replay_unmatched_frees: r.unmatched_frees,
         replay_note: r.note,
+        replay_note_zh: r.note_zh,
         segment_map: s
             .segments
             .iter()

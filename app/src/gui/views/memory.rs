@@ -291,7 +291,16 @@ pub fn show_lifetimes(ui: &mut egui::Ui, o: &LifetimesOutput) {
                 } else {
                     ui.colored_label(widgets::VERMILLION, format!("{}{mark}", st.step));
                 }
-                ui.label(g(&st.inputs.join(", ")));
+                // Tensor names are symbols; the one input named in words reads in Chinese too.
+                let inputs: Vec<&str> = st
+                    .inputs
+                    .iter()
+                    .map(|&i| match i {
+                        "dropout mask" => tr(ui, i, "dropout 掩码"),
+                        other => other,
+                    })
+                    .collect();
+                ui.label(g(&inputs.join(", ")));
                 let creates = if st.in_place.is_empty() {
                     g(&st.creates.join(", "))
                 } else {
@@ -309,7 +318,7 @@ pub fn show_lifetimes(ui: &mut egui::Ui, o: &LifetimesOutput) {
                     format_number(st.live_blh),
                     mib(st.live_bytes)
                 ));
-                ui.add(egui::Label::new(g(st.what)).wrap());
+                ui.add(egui::Label::new(g(tr(ui, st.what, st.what_zh))).wrap());
                 ui.end_row();
             }
         });
@@ -332,7 +341,7 @@ pub fn show_lifetimes(ui: &mut egui::Ui, o: &LifetimesOutput) {
                     ui.label(blh(t.size_blh));
                     ui.monospace(format!("{:.2}", mib(t.bytes)));
                     ui.label(format!("{}–{}", t.created_step, t.last_use_step));
-                    ui.label(g(t.what));
+                    ui.label(g(tr(ui, t.what, t.what_zh)));
                     ui.end_row();
                 }
             });
@@ -867,6 +876,29 @@ fn join_counts(ui: &egui::Ui, m: &std::collections::BTreeMap<String, usize>) -> 
         .join(", ")
 }
 
+/// A snapshot block state in the language of `ui` (PyTorch names them in English; a state this
+/// table does not know stays as the file spells it).
+fn block_state_name<'a>(ui: &egui::Ui, state: &'a str) -> &'a str {
+    let zh = match state {
+        "active_allocated" => "已分配",
+        "active_pending_free" => "等待释放",
+        "inactive" => "空闲",
+        _ => return state,
+    };
+    tr(ui, state, zh)
+}
+
+/// [`join_counts`] for block states, each state named in the language of `ui`.
+fn join_states(ui: &egui::Ui, m: &std::collections::BTreeMap<String, usize>) -> String {
+    if m.is_empty() {
+        return tr(ui, "none", "无").to_owned();
+    }
+    m.iter()
+        .map(|(k, v)| format!("{} {v}", block_state_name(ui, k)))
+        .collect::<Vec<_>>()
+        .join(if crate::i18n::zh(ui) { "，" } else { ", " })
+}
+
 /// `memory-snapshot`.
 pub fn show_snapshot(ui: &mut egui::Ui, o: &SnapshotOutput) {
     ui.label(trf!(
@@ -886,7 +918,7 @@ pub fn show_snapshot(ui: &mut egui::Ui, o: &SnapshotOutput) {
             ui.label(format!(
                 "{} ({})",
                 o.blocks,
-                join_counts(ui, &o.blocks_by_state)
+                join_states(ui, &o.blocks_by_state)
             ));
             ui.end_row();
             ui.label(tr(
@@ -1036,7 +1068,8 @@ pub fn show_snapshot(ui: &mut egui::Ui, o: &SnapshotOutput) {
             ui.end_row();
         });
     if !o.replay_note.is_empty() {
-        ui.add(egui::Label::new(egui::RichText::new(&o.replay_note).italics()).wrap());
+        let note = tr(ui, &o.replay_note, &o.replay_note_zh);
+        ui.add(egui::Label::new(egui::RichText::new(note).italics()).wrap());
     }
     if o.replay_unmatched_frees > 0 {
         ui.label(trf!(

@@ -198,9 +198,12 @@ pub fn show_ledger(ui: &mut egui::Ui, o: &StepOutput) {
         ))
         .strong(),
     );
+    // Four columns, two of them long text: a narrower cap than the stage table's, so the notes
+    // wrap inside the view instead of running past its right edge.
+    let note_col = (ui.available_width() * 0.28).max(140.0);
     egui::Grid::new("step-lecture")
         .striped(true)
-        .max_col_width(max_col)
+        .max_col_width(note_col)
         .show(ui, |ui| {
             for (en, zh) in [
                 ("figure", "数字"),
@@ -212,14 +215,16 @@ pub fn show_ledger(ui: &mut egui::Ui, o: &StepOutput) {
             }
             ui.end_row();
             for c in &o.lecture {
-                ui.label(c.figure);
+                ui.label(tr(ui, c.figure, c.figure_zh));
                 ui.monospace(format_number(c.lecture));
                 ui.monospace(c.computed.map_or("—".into(), format_number));
-                ui.add(egui::Label::new(egui::RichText::new(c.note).small()).wrap());
+                ui.add(
+                    egui::Label::new(egui::RichText::new(tr(ui, c.note, c.note_zh)).small()).wrap(),
+                );
                 ui.end_row();
             }
             for r in &o.reported {
-                ui.label(r.figure);
+                ui.label(tr(ui, r.figure, r.figure_zh));
                 ui.monospace(trf!(
                     ui,
                     "{}–{} {} (measured, quoted)",
@@ -231,7 +236,14 @@ pub fn show_ledger(ui: &mut egui::Ui, o: &StepOutput) {
                 ui.monospace(r.modelled.map_or("—".into(), format_number));
                 ui.add(
                     egui::Label::new(
-                        egui::RichText::new(format!("{} {}", r.source, r.gap)).small(),
+                        egui::RichText::new(trf!(
+                            ui,
+                            "{} {}",
+                            "{}。{}",
+                            tr(ui, r.source, r.source_zh),
+                            tr(ui, r.gap, r.gap_zh)
+                        ))
+                        .small(),
                     )
                     .wrap(),
                 );
@@ -299,7 +311,13 @@ pub fn show_exercises(ui: &mut egui::Ui, result: &serde_json::Value) {
                 |ui| {
                     ui.add(
                         egui::Label::new(
-                            egui::RichText::new(e["computed"].as_str().unwrap_or("")).small(),
+                            egui::RichText::new(
+                                e[if zh { "computed_zh" } else { "computed" }]
+                                    .as_str()
+                                    .or(e["computed"].as_str())
+                                    .unwrap_or(""),
+                            )
+                            .small(),
                         )
                         .wrap(),
                     );

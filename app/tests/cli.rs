@@ -216,21 +216,8 @@ fn export_writes_svg_with_text_and_png_without_a_gpu() {
         String::from_utf8_lossy(&out.stdout).contains("banks.svg"),
         "says where the file went"
     );
-    let text = std::fs::read_to_string(&svg).expect("svg written");
     // Well-formed XML whose figure text is real text: the caption, the 32-way verdict, bank numbers.
-    let doc = roxmltree::Document::parse(&text).expect("valid SVG");
-    assert_eq!(doc.root_element().tag_name().name(), "svg");
-    let texts: Vec<String> = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("text"))
-        // A row mixing CJK and Latin is split into <tspan> runs: read the whole row.
-        .map(|n| {
-            n.descendants()
-                .filter(|d| d.is_text())
-                .filter_map(|d| d.text())
-                .collect::<String>()
-        })
-        .collect();
+    let texts = svg_rows(&svg);
     assert!(
         texts.iter().any(|t| t.contains("Bank playground")),
         "caption is text"
@@ -239,6 +226,8 @@ fn export_writes_svg_with_text_and_png_without_a_gpu() {
         texts.iter().any(|t| t.contains("32-way")),
         "the verdict is text: {texts:?}"
     );
+    let text = std::fs::read_to_string(&svg).expect("svg written");
+    let doc = roxmltree::Document::parse(&text).expect("valid SVG");
     assert!(
         doc.descendants().filter(|n| n.has_tag_name("rect")).count() > 32 * 32,
         "the bank grid's cells are shapes"
@@ -523,6 +512,7 @@ fn run_record_prints_the_decoded_trace_summary() {
 fn svg_rows(path: &std::path::Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).expect("svg written");
     let doc = roxmltree::Document::parse(&text).expect("valid SVG");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
     doc.descendants()
         .filter(|n| n.has_tag_name("text"))
         .map(|n| {
@@ -604,19 +594,7 @@ fn export_in_chinese_translates_the_view_body_not_only_the_title() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = std::fs::read_to_string(&svg).expect("svg written");
-    let doc = roxmltree::Document::parse(&text).expect("valid SVG");
-    let texts: Vec<String> = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("text"))
-        // A row mixing CJK and Latin is split into <tspan> runs: read the whole row.
-        .map(|n| {
-            n.descendants()
-                .filter(|d| d.is_text())
-                .filter_map(|d| d.text())
-                .collect::<String>()
-        })
-        .collect();
+    let texts = svg_rows(&svg);
     // The title (from the registry) and the view's own labels and explanations.
     assert!(texts.iter().any(|t| t.contains("bank 实验场")), "{texts:?}");
     assert!(
@@ -650,18 +628,7 @@ fn export_in_chinese_translates_the_view_body_not_only_the_title() {
         .output()
         .expect("runs");
     assert!(out.status.success());
-    let text = std::fs::read_to_string(&svg).expect("svg written");
-    let doc = roxmltree::Document::parse(&text).expect("valid SVG");
-    let rows: Vec<String> = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("text"))
-        .map(|n| {
-            n.descendants()
-                .filter(|d| d.is_text())
-                .filter_map(|d| d.text())
-                .collect::<String>()
-        })
-        .collect();
+    let rows = svg_rows(&svg);
     for phrase in ["个线程束", "一起归约", "第 6 个事件", "线程束 0 的各个线程"]
     {
         assert!(

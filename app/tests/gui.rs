@@ -802,3 +802,34 @@ fn slides_step_ledger() {
 fn slides_exercises() {
     snapshot_slides("exercises", 0);
 }
+
+#[test]
+fn snapshot_timeline_scrubs_and_zooms_event_by_event() {
+    // The bundled mini fixture: 50 trace events; event 2 is a 20 MiB segment_alloc (its
+    // third event, read with Python's pickle: segment_alloc 20971520).
+    let mut h = harness("memory-snapshot");
+    h.run();
+    h.get_by_label_contains("Event 0 of 50:");
+    h.key_press(egui::Key::ArrowRight);
+    h.run();
+    h.key_press(egui::Key::ArrowRight);
+    h.run();
+    h.get_by_label_contains("Event 2 of 50: segment_alloc of 20.00 MiB");
+    // Zoom ×4 around event 2: a quarter of 50 is under the 16-event minimum, so events 0..16.
+    h.get_by_label("Zoom in ×4").click();
+    h.run();
+    let zoom = |h: &mut Harness<'_, WarpscopeApp>| {
+        h.state_mut()
+            .state("memory-snapshot")
+            .and_then(|s| s.view.zoom)
+    };
+    assert_eq!(zoom(&mut h), Some((0, 16)));
+    h.get_by_label_contains("every one of the 16 events drawn");
+    // End: the last event of the shown range.
+    h.key_press(egui::Key::End);
+    h.run();
+    h.get_by_label_contains("Event 15 of 50:");
+    h.get_by_label("Whole trace").click();
+    h.run();
+    assert_eq!(zoom(&mut h), None);
+}

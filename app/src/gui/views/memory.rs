@@ -688,7 +688,7 @@ pub fn show_allocator(ui: &mut egui::Ui, r: &AllocatorRun, state: &mut SceneStat
     let series = |f: &dyn Fn(&allocator::BatchRecord) -> f64| -> Vec<[f64; 2]> {
         o.timeline.iter().map(|b| [b.batch as f64, f(b)]).collect()
     };
-    plot_base("memory-allocator-plot", 260.0)
+    plot_base("memory-allocator-plot", 330.0)
         .legend(
             Legend::default()
                 .position(egui_plot::Corner::LeftBottom)

@@ -524,13 +524,14 @@ fn svg_rows(path: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn export_in_chinese_translates_the_notes_core_computes() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let svg = dir.path().join("step-ledger-zh.svg");
+/// Runs `warpscope export ARGS --out SVG` with no GPU driver, checks it succeeded, and returns
+/// the figure's text rows.
+fn export_rows(svg: &std::path::Path, args: &[&str]) -> Vec<String> {
     let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .args(["export", "step-ledger", "--lang", "zh", "--out"])
-        .arg(&svg)
+        .arg("export")
+        .args(args)
+        .arg("--out")
+        .arg(svg)
         .env("VK_ICD_FILENAMES", "/nonexistent")
         .output()
         .expect("runs");
@@ -539,7 +540,14 @@ fn export_in_chinese_translates_the_notes_core_computes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rows = svg_rows(&svg);
+    svg_rows(svg)
+}
+
+#[test]
+fn export_in_chinese_translates_the_notes_core_computes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let svg = dir.path().join("step-ledger-zh.svg");
+    let rows = export_rows(&svg, &["step-ledger", "--lang", "zh"]);
     // The lecture checks' notes and figures (core's `note_zh` / `figure_zh`), not the English.
     assert!(
         rows.iter()
@@ -564,14 +572,7 @@ fn export_in_chinese_translates_the_notes_core_computes() {
     );
     // The English export keeps core's English notes.
     let svg = dir.path().join("step-ledger-en.svg");
-    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .args(["export", "step-ledger", "--out"])
-        .arg(&svg)
-        .env("VK_ICD_FILENAMES", "/nonexistent")
-        .output()
-        .expect("runs");
-    assert!(out.status.success());
-    let rows = svg_rows(&svg);
+    let rows = export_rows(&svg, &["step-ledger"]);
     assert!(
         rows.iter()
             .any(|t| t.contains("3 kernels × 436 tensors (Lab C census)")),
@@ -583,18 +584,7 @@ fn export_in_chinese_translates_the_notes_core_computes() {
 fn export_in_chinese_translates_the_view_body_not_only_the_title() {
     let dir = tempfile::tempdir().expect("temp dir");
     let svg = dir.path().join("banks-zh.svg");
-    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .args(["export", "banks", "--lang", "zh", "--set", "pad=0", "--out"])
-        .arg(&svg)
-        .env("VK_ICD_FILENAMES", "/nonexistent")
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let texts = svg_rows(&svg);
+    let texts = export_rows(&svg, &["banks", "--lang", "zh", "--set", "pad=0"]);
     // The title (from the registry) and the view's own labels and explanations.
     assert!(texts.iter().any(|t| t.contains("bank 实验场")), "{texts:?}");
     assert!(
@@ -613,22 +603,7 @@ fn export_in_chinese_translates_the_view_body_not_only_the_title() {
 
     // A stepped scene: the trace view's explanations and the caption's event are Chinese too.
     let svg = dir.path().join("reduction-zh.svg");
-    let out = Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .args([
-            "export",
-            "reduction",
-            "--lang",
-            "zh",
-            "--step",
-            "6",
-            "--out",
-        ])
-        .arg(&svg)
-        .env("VK_ICD_FILENAMES", "/nonexistent")
-        .output()
-        .expect("runs");
-    assert!(out.status.success());
-    let rows = svg_rows(&svg);
+    let rows = export_rows(&svg, &["reduction", "--lang", "zh", "--step", "6"]);
     for phrase in ["个线程束", "一起归约", "第 6 个事件", "线程束 0 的各个线程"]
     {
         assert!(

@@ -413,24 +413,32 @@ fn language_and_theme_switch_at_runtime() {
     assert!(!h.ctx.global_style().visuals.dark_mode, "slides are light");
 }
 
-#[test]
-fn run_on_gpu_records_the_warp_beside_the_simulation() {
+/// `scene` in a window `height` points tall on the wgpu adapter, with its GPU panel opened and
+/// `kernel` run. `None` (after checking the window says why) when there is no adapter, or it has
+/// no subgroups and so no recording.
+fn recorded(
+    scene: &str,
+    kernel: &str,
+    height: f32,
+) -> Option<(
+    Harness<'static, WarpscopeApp>,
+    warpscope_kernels::DeviceContext,
+)> {
     if !adapter_or_skip() {
-        return;
+        return None;
     }
-    let mut app = WarpscopeApp::new(Some("softmax-warp"));
-    app.synchronous = true;
-    // Tall enough to show both butterflies under the comparison.
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1400.0, 1250.0))
-        .wgpu()
-        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
-    h.run();
     let dev = match warpscope_kernels::DeviceContext::open() {
         Ok(d) => d,
         Err(e) => panic!("an adapter was enumerated but does not open: {e}"),
     };
-    h.get_by_label_contains("Real GPU run: kernel softmax-bw")
+    let mut app = WarpscopeApp::new(Some(scene));
+    app.synchronous = true;
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, height))
+        .wgpu()
+        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
+    h.run();
+    h.get_by_label_contains(&format!("Real GPU run: kernel {kernel}"))
         .click();
     h.run();
     h.get_by_label("Run on GPU").click();
@@ -439,8 +447,17 @@ fn run_on_gpu_records_the_warp_beside_the_simulation() {
     if !dev.report.subgroups {
         // GL and other adapters without subgroups: said, not drawn.
         h.get_by_label_contains("No recording:");
-        return;
+        return None;
     }
+    Some((h, dev))
+}
+
+#[test]
+fn run_on_gpu_records_the_warp_beside_the_simulation() {
+    // Tall enough to show both butterflies under the comparison.
+    let Some((mut h, dev)) = recorded("softmax-warp", "softmax-bw", 1250.0) else {
+        return;
+    };
     // The recorded trace is labelled with the adapter and the subgroup size it reports
     // (lavapipe: 8; a GPU that may vary its subgroup size is checked against its range).
     let (lo, hi) = (dev.report.subgroup_min_size, dev.report.subgroup_max_size);
@@ -484,30 +501,9 @@ fn run_on_gpu_records_the_warp_beside_the_simulation() {
 
 #[test]
 fn run_on_gpu_records_the_layernorm_block_with_one_barrier() {
-    if !adapter_or_skip() {
+    let Some((mut h, dev)) = recorded("layernorm-syncs", "layernorm-bw", 1500.0) else {
         return;
-    }
-    let dev = match warpscope_kernels::DeviceContext::open() {
-        Ok(d) => d,
-        Err(e) => panic!("an adapter was enumerated but does not open: {e}"),
     };
-    let mut app = WarpscopeApp::new(Some("layernorm-syncs"));
-    app.synchronous = true;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1400.0, 1500.0))
-        .wgpu()
-        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
-    h.run();
-    h.get_by_label_contains("Real GPU run: kernel layernorm-bw")
-        .click();
-    h.run();
-    h.get_by_label("Run on GPU").click();
-    h.run();
-    h.run();
-    if !dev.report.subgroups {
-        h.get_by_label_contains("No recording:");
-        return;
-    }
     let n = dev.report.subgroup_max_size;
     if dev.report.subgroup_min_size != n {
         eprintln!("the adapter may vary its subgroup size; the label is checked by the other test");

@@ -1,0 +1,154 @@
+//! Errors as the parameter panel shows them: core's [`Error`] kept in both languages, and its
+//! Chinese wording built from the error's fields.
+
+use warpscope_core::Error;
+use warpscope_core::scene::Scene;
+
+/// An error as the parameter panel shows it, in both languages: the window switches language
+/// at runtime, so the message is picked when it is drawn ([`ErrorEntry::message`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorEntry {
+    /// The parameter it names, or "" (shown under the controls, not under one of them).
+    pub param: String,
+    /// The message in English (core's own wording).
+    pub en: String,
+    /// The message in Chinese.
+    pub zh: String,
+}
+
+impl ErrorEntry {
+    /// An entry that names no parameter.
+    pub fn general(en: impl Into<String>, zh: impl Into<String>) -> Self {
+        ErrorEntry {
+            param: String::new(),
+            en: en.into(),
+            zh: zh.into(),
+        }
+    }
+
+    /// The message in Chinese when `zh`, else in English.
+    pub fn message(&self, zh: bool) -> &str {
+        if zh { &self.zh } else { &self.en }
+    }
+}
+
+/// `expected` of [`Error::InvalidParam`] in Chinese where it is one of the common shapes core
+/// builds (a range, a list of choices, a kind of number); any other wording stays in English.
+pub fn expected_zh(expected: &str) -> String {
+    let plain = |rest: &str| !rest.is_empty() && !rest.contains(' ');
+    let list = |rest: &str| {
+        !rest.is_empty()
+            && !rest.contains(['(', ':', ';'])
+            && rest
+                .split(", ")
+                .all(|id| !id.is_empty() && !id.contains(' '))
+    };
+    let fixed = match expected {
+        "expected an integer" => Some("应为整数"),
+        "expected a positive integer" => Some("应为正整数"),
+        "expected a non-negative integer" => Some("应为非负整数"),
+        "expected a number" => Some("应为数"),
+        "expected finite values" => Some("应为有限值"),
+        "expected at least one value" => Some("至少要有一个值"),
+        "expected text" => Some("应为文本"),
+        "missing" => Some("缺少这个参数"),
+        "unknown parameter" => Some("没有这个参数"),
+        _ => None,
+    };
+    if let Some(f) = fixed {
+        return f.to_owned();
+    }
+    if let Some(r) = expected.strip_prefix("expected an integer in ")
+        && plain(r)
+    {
+        return format!("应为 {r} 之间的整数");
+    }
+    if let Some(r) = expected.strip_prefix("expected a number in ")
+        && plain(r)
+    {
+        return format!("应为 {r} 之间的数");
+    }
+    if let Some(r) = expected.strip_prefix("expected one of ")
+        && list(r)
+    {
+        return format!("应为以下之一：{r}");
+    }
+    if let Some(r) = expected.strip_prefix("expected ")
+        && plain(r)
+        && r.contains("..=")
+    {
+        return format!("应在 {r} 之间");
+    }
+    expected.to_owned()
+}
+
+/// [`Error`]'s message in Chinese, built from its fields (core words it in English).
+pub fn error_zh(e: &Error) -> String {
+    match e {
+        Error::InvalidParam {
+            name,
+            value,
+            expected,
+        } => format!("参数 `{name}` = {value} 无效：{}", expected_zh(expected)),
+        Error::UnknownScene(id) => {
+            format!("没有 id 为 `{id}` 的场景；`warpscope list` 列出所有场景的 id")
+        }
+        Error::BadInput(msg) => format!("输入有误：{msg}"),
+        Error::Cancelled => "已取消".to_owned(),
+    }
+}
+
+/// An error as the parameter panel shows it. A file that cannot be read ([`Error::BadInput`]) is
+/// shown under the scene's text field (its path) when the scene has one.
+pub(crate) fn error_entry(scene: &Scene, e: &Error) -> ErrorEntry {
+    let param = match e {
+        Error::InvalidParam { name, .. } => name.clone(),
+        Error::BadInput(_) => scene
+            .params
+            .iter()
+            .find(|p| matches!(p.kind, warpscope_core::params::ParamKind::Text { .. }))
+            .map_or(String::new(), |p| p.name.to_owned()),
+        _ => String::new(),
+    };
+    ErrorEntry {
+        param,
+        en: e.to_string(),
+        zh: error_zh(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warpscope_core::scene;
+
+    #[test]
+    fn a_parameter_error_reads_in_chinese_from_its_fields() {
+        let e = Error::invalid("threads", 48, "expected a multiple of 32 in 32..=1024");
+        // A shape the app does not know keeps core's English `expected`.
+        assert_eq!(
+            error_zh(&e),
+            "参数 `threads` = 48 无效：expected a multiple of 32 in 32..=1024"
+        );
+        let e = Error::invalid("threads", 0, "expected an integer in 1..=1024");
+        assert_eq!(
+            error_zh(&e),
+            "参数 `threads` = 0 无效：应为 1..=1024 之间的整数"
+        );
+        assert_eq!(
+            expected_zh("expected one of v100, a100, h100"),
+            "应为以下之一：v100, a100, h100"
+        );
+        assert_eq!(
+            expected_zh("expected one of gpt2, gpt2-large (GPT-2 family)"),
+            "expected one of gpt2, gpt2-large (GPT-2 family)"
+        );
+        assert_eq!(expected_zh("expected 2..=8192"), "应在 2..=8192 之间");
+        // The entry keeps both languages; the panel picks one when it draws.
+        let scene = scene::find("banks").expect("registered");
+        let entry = error_entry(scene, &e);
+        assert_eq!(entry.param, "threads");
+        assert_eq!(entry.message(false), e.to_string());
+        assert!(entry.message(true).starts_with("参数 `threads`"));
+    }
+}

@@ -105,8 +105,13 @@ fn bench_frames(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 wide = !wide;
-                if let Some(st) = h.state_mut().state("memory-snapshot") {
-                    st.view.zoom = if wide { None } else { Some((60_000, 122_500)) };
+                if let Some(st) = h.state_mut().state("memory-snapshot")
+                    && let Some(v) =
+                        st.view
+                            .as_any_mut()
+                            .downcast_mut::<warpscope::views::memory::snapshot::SnapshotView>()
+                {
+                    v.zoom = if wide { None } else { Some((60_000, 122_500)) };
                 }
                 h.step();
                 black_box(&h);

@@ -378,6 +378,7 @@ fn list(long: bool, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+#[allow(clippy::too_many_arguments)] // the subcommand's options, one each
 fn export(
     scene: Option<&str>,
     preset: Option<&std::path::Path>,
@@ -554,6 +555,7 @@ fn run_record(kernel: Option<&str>, set: &[String], json: bool, with_trace: bool
     }
 }
 
+#[allow(clippy::too_many_arguments)] // the subcommand's options, one each
 fn animate(
     scene: Option<&str>,
     preset: Option<&std::path::Path>,

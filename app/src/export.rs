@@ -15,27 +15,12 @@ use egui::{Color32, Pos2, Rect};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
-use crate::gui::{SceneState, fonts, stepper, views};
-
-/// Colour schemes for figures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Theme {
-    /// Light background, larger text: for projected slides.
-    Slides,
-    /// egui's dark theme (the window's default).
-    Dark,
-    /// egui's light theme.
-    Light,
-}
-
-/// Language of titles and parameter captions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Lang {
-    /// English.
-    En,
-    /// Chinese.
-    Zh,
-}
+use crate::fonts;
+pub use crate::i18n::Lang;
+pub use crate::theme::{Theme, apply_theme};
+use crate::views;
+use crate::widgets::gpu::GpuPanel;
+use crate::widgets::stepper::{self, Stepper};
 
 /// How to draw a figure.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -86,25 +71,6 @@ pub enum ExportError {
     Format(PathBuf),
 }
 
-/// Applies `theme` to `ctx` (the window's and the figures' colours and text sizes).
-pub fn apply_theme(ctx: &egui::Context, theme: Theme) {
-    // Start from egui's defaults so switching themes never compounds the text scaling.
-    ctx.global_style_mut(|s| *s = egui::Style::default());
-    match theme {
-        Theme::Dark => ctx.set_visuals(egui::Visuals::dark()),
-        Theme::Light => ctx.set_visuals(egui::Visuals::light()),
-        Theme::Slides => {
-            ctx.set_visuals(egui::Visuals::light());
-            ctx.global_style_mut(|s| {
-                for font in s.text_styles.values_mut() {
-                    font.size *= 1.25;
-                }
-                s.visuals.widgets.noninteractive.fg_stroke.width = 1.5;
-            });
-        }
-    }
-}
-
 /// The caption line: title and parameters.
 pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usize>) -> String {
     let title = match lang {
@@ -125,42 +91,52 @@ pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usi
     )
 }
 
+/// A scene computed for drawing headless: its result, its view at the view's initial state,
+/// and a stepper of its own.
+pub struct Prepared {
+    /// The scene.
+    pub scene: &'static Scene,
+    /// The validated parameter values.
+    pub values: ParamValues,
+    /// The view's result.
+    pub output: views::Output,
+    /// The view and its state.
+    pub view: Box<dyn views::AnyView>,
+    /// The event drawn.
+    pub stepper: Stepper,
+    /// An empty GPU panel (figures show no real-GPU run).
+    pub gpu: GpuPanel,
+}
+
 /// Computes `scene` with `values` for drawing.
 ///
 /// # Errors
 /// The scene's own validation or computation error.
-pub fn prepare(scene: &'static Scene, values: ParamValues) -> Result<SceneState, ExportError> {
-    let mut state = SceneState::new(scene);
-    state.values = values.validated(scene.params)?;
-    state.compute_now();
-    if let Some(err) = &state.error {
-        return Err(ExportError::Scene(warpscope_core::Error::BadInput(
-            err.en.clone(),
-        )));
-    }
-    if state.computed.is_none() {
-        return Err(ExportError::Render("the scene produced no result".into()));
-    }
-    Ok(state)
+pub fn prepare(scene: &'static Scene, values: ParamValues) -> Result<Prepared, ExportError> {
+    let values = values.validated(scene.params)?;
+    let entry = views::entry(scene.id);
+    let output = entry.compute(scene, values.clone())?;
+    Ok(Prepared {
+        scene,
+        values,
+        output,
+        view: entry.make(),
+        stepper: Stepper::default(),
+        gpu: GpuPanel::default(),
+    })
 }
 
-/// Events in the computed scene's trace (0 for scenes without a stepper).
-pub fn steps(state: &SceneState) -> usize {
-    state
-        .computed
-        .as_ref()
-        .map_or(0, |c| c.timeline_len(&state.view))
+/// Events in the prepared scene's trace (0 for scenes without a stepper).
+pub fn steps(state: &Prepared) -> usize {
+    state.view.events(&state.output)
 }
 
 /// Draws a prepared scene headless and returns the painted shapes, the area they cover, and the
 /// background colour.
 pub fn draw_state(
-    state: &mut SceneState,
+    state: &mut Prepared,
     opts: &FigureOptions,
 ) -> (Vec<ClippedShape>, Rect, Color32) {
-    let Some(computed) = state.computed.clone() else {
-        return (Vec::new(), Rect::NOTHING, Color32::WHITE);
-    };
     if let Some(step) = opts.step {
         state.stepper.pos = step.min(steps(state).saturating_sub(1));
     }
@@ -195,7 +171,12 @@ pub fn draw_state(
                             ui.add(egui::Label::new(egui::RichText::new(&text).strong()).wrap());
                             ui.separator();
                         }
-                        views::show(ui, &computed, state);
+                        let mut cx = views::ViewContext {
+                            stepper: &mut state.stepper,
+                            gpu: &mut state.gpu,
+                            values: &state.values,
+                        };
+                        state.view.ui(ui, &state.output, &mut cx);
                     })
                     .response
                     .rect;

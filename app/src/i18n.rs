@@ -5,7 +5,14 @@
 //! language being threaded through every function. The lecture is bilingual; its Chinese terms
 //! are used where it gives them (warp = 线程束, bank 冲突, workspace, …).
 
-use crate::export::Lang;
+/// Language of titles and parameter captions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    /// English.
+    En,
+    /// Chinese.
+    Zh,
+}
 
 fn key() -> egui::Id {
     egui::Id::unique("warpscope-language")

@@ -5,5 +5,9 @@
 
 pub mod cli;
 pub mod export;
+pub mod fonts;
 pub mod gui;
 pub mod i18n;
+pub mod theme;
+pub mod views;
+pub mod widgets;

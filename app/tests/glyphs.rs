@@ -35,11 +35,11 @@ fn every_character_of_the_sources_has_a_glyph() {
         .collect();
     fonts.push((
         "noto-sans-sc-warpscope".into(),
-        warpscope::gui::fonts::NOTO_SC_SUBSET.to_vec(),
+        warpscope::fonts::NOTO_SC_SUBSET.to_vec(),
     ));
     fonts.push((
         "dejavu-sans-warpscope".into(),
-        warpscope::gui::fonts::DEJAVU_SUBSET.to_vec(),
+        warpscope::fonts::DEJAVU_SUBSET.to_vec(),
     ));
     let parsed: Vec<(String, skrifa::FontRef<'_>)> = fonts
         .iter()

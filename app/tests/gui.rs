@@ -202,13 +202,16 @@ fn snapshot_trainer_fp16() {
 // ---------------------------------------------------------------------------------------------
 // Lab D: memory.
 
-fn view_state(
-    h: &mut Harness<'_, WarpscopeApp>,
-    scene: &'static str,
-) -> warpscope::gui::views::ViewState {
+/// The allocator view's state: (batch drawn, playing).
+fn allocator_state(h: &mut Harness<'_, WarpscopeApp>) -> (usize, bool) {
     h.state_mut()
-        .state(scene)
-        .map(|s| s.view.clone())
+        .state("memory-allocator")
+        .and_then(|s| {
+            s.view
+                .as_any()
+                .downcast_ref::<warpscope::views::memory::allocator::AllocatorView>()
+                .map(|v| (v.batch, v.playing))
+        })
         .unwrap_or_default()
 }
 
@@ -253,7 +256,7 @@ fn memory_allocator_batch_slider_moves_the_segment_map() {
     h.get_by_role_and_label(Role::Slider, "batch shown")
         .set_value_accesskit(150.0);
     h.run();
-    assert_eq!(view_state(&mut h, "memory-allocator").batch, 150);
+    assert_eq!(allocator_state(&mut h).0, 150);
     h.get_by_label_contains("Batch 150: L = ");
     h.get_by_label(">").click();
     h.run();
@@ -262,11 +265,11 @@ fn memory_allocator_batch_slider_moves_the_segment_map() {
     h.get_by_label("Play").click();
     h.step();
     h.step();
-    assert!(view_state(&mut h, "memory-allocator").playing);
+    assert!(allocator_state(&mut h).1);
     h.get_by_label("Pause").click();
     h.step();
     h.step();
-    assert!(!view_state(&mut h, "memory-allocator").playing);
+    assert!(!allocator_state(&mut h).1);
 }
 
 fn type_path(h: &mut Harness<'_, WarpscopeApp>, path: &str) {
@@ -815,9 +818,12 @@ fn snapshot_timeline_scrubs_and_zooms_event_by_event() {
     h.get_by_label("Zoom in ×4").click();
     h.run();
     let zoom = |h: &mut Harness<'_, WarpscopeApp>| {
-        h.state_mut()
-            .state("memory-snapshot")
-            .and_then(|s| s.view.zoom)
+        h.state_mut().state("memory-snapshot").and_then(|s| {
+            s.view
+                .as_any()
+                .downcast_ref::<warpscope::views::memory::snapshot::SnapshotView>()
+                .and_then(|v| v.zoom)
+        })
     };
     assert_eq!(zoom(&mut h), Some((0, 16)));
     h.get_by_label_contains("every one of the 16 events drawn");

@@ -3,27 +3,21 @@
 //! last good result stays on screen while a new one is computed or when parameters are invalid.
 
 pub mod errors;
-pub mod fonts;
-pub mod gpu;
 pub mod params;
 pub mod save;
-pub mod stepper;
-pub mod views;
+pub mod scene;
+
+pub use self::scene::SceneState;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use std::sync::mpsc;
-use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::{self, Scene};
+use warpscope_core::scene as registry;
 
-use self::errors::error_entry;
 pub use self::errors::{ErrorEntry, error_zh, expected_zh};
-use self::stepper::Stepper;
-use self::views::Computed;
 use crate::i18n::tr;
 use crate::trf;
 
@@ -108,195 +102,6 @@ pub enum AdapterStatus {
     Missing(String),
 }
 
-struct Job {
-    rx: mpsc::Receiver<Result<Computed, Error>>,
-    started: Instant,
-    progress: Arc<warpscope_core::progress::Progress>,
-    values: ParamValues,
-}
-
-/// Results kept per scene, so moving a slider back to a value it had recently shows that result
-/// at once instead of recomputing it.
-const RECENT_RESULTS: usize = 4;
-
-/// One scene's state in the window.
-pub struct SceneState {
-    /// The registry entry.
-    pub scene: &'static Scene,
-    /// Current parameter values (may be invalid; the error says why).
-    pub values: ParamValues,
-    /// The last good result.
-    pub computed: Option<Arc<Computed>>,
-    /// The last error, in both languages.
-    pub error: Option<ErrorEntry>,
-    /// Where the stepper stands.
-    pub stepper: Stepper,
-    /// Per-view choices (which variant, which request, …).
-    pub view: views::ViewState,
-    /// The real-GPU run of this scene's kernel, if it has one.
-    pub gpu: gpu::GpuPanel,
-    job: Option<Job>,
-    dirty: bool,
-    /// The last [`RECENT_RESULTS`] results with the values that produced them, newest last.
-    recent: std::collections::VecDeque<(ParamValues, Arc<Computed>)>,
-}
-
-impl SceneState {
-    /// A scene at its lecture defaults, not yet computed.
-    pub fn new(scene: &'static Scene) -> Self {
-        SceneState {
-            scene,
-            values: scene.defaults(),
-            computed: None,
-            error: None,
-            stepper: Stepper::default(),
-            view: views::ViewState::default(),
-            gpu: gpu::GpuPanel::default(),
-            job: None,
-            dirty: true,
-            recent: std::collections::VecDeque::new(),
-        }
-    }
-
-    /// Starts a computation when parameters changed and none is running; collects a finished one.
-    fn poll(&mut self, ctx: &egui::Context) {
-        if let Some(job) = &self.job {
-            match job.rx.try_recv() {
-                Ok(Ok(c)) => {
-                    let c = Arc::new(c);
-                    if let Some(done) = self.job.take() {
-                        self.remember(done.values, c.clone());
-                    }
-                    self.show_result(c);
-                }
-                Ok(Err(Error::Cancelled)) => self.job = None,
-                Ok(Err(e)) => {
-                    self.error = Some(error_entry(self.scene, &e));
-                    self.job = None;
-                }
-                Err(mpsc::TryRecvError::Empty) => {
-                    ctx.request_repaint_after(std::time::Duration::from_millis(30))
-                }
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    self.error = Some(ErrorEntry::general(
-                        "the computation stopped unexpectedly",
-                        "计算意外中止",
-                    ));
-                    self.job = None;
-                }
-            }
-        }
-        if self.dirty {
-            // A newer value supersedes the running computation: stop it at its next progress
-            // report instead of waiting for a result nobody will look at.
-            if let Some(old) = self.job.take() {
-                old.progress.cancel();
-            }
-            self.dirty = false;
-            // Range errors are known at once: show them now, and drop a stale one as soon as the
-            // values are valid again (not when the new result arrives).
-            if let Err(e) = self.values.clone().validated(self.scene.params) {
-                self.error = Some(error_entry(self.scene, &e));
-                return;
-            }
-            self.error = None;
-            if let Some(c) = self.recalled() {
-                self.show_result(c);
-                return;
-            }
-            let (tx, rx) = mpsc::channel();
-            let (scene, values, ctx2) = (self.scene, self.values.clone(), ctx.clone());
-            let progress = warpscope_core::progress::Progress::new();
-            let p2 = progress.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("compute {}", scene.id))
-                .spawn(move || {
-                    let r = warpscope_core::progress::scope(p2, || views::compute(scene, values));
-                    let _ = tx.send(r);
-                    ctx2.request_repaint();
-                });
-            match spawned {
-                Ok(_) => {
-                    self.job = Some(Job {
-                        rx,
-                        started: Instant::now(),
-                        progress,
-                        values: self.values.clone(),
-                    })
-                }
-                Err(e) => {
-                    self.error = Some(ErrorEntry::general(
-                        format!("could not start the computation: {e}"),
-                        format!("无法开始计算：{e}"),
-                    ))
-                }
-            }
-        }
-    }
-
-    /// A recent result for the current values. Scenes that read a file are never recalled: the
-    /// file may have changed since.
-    fn recalled(&self) -> Option<Arc<Computed>> {
-        let reads_file = self
-            .scene
-            .params
-            .iter()
-            .any(|p| matches!(p.kind, warpscope_core::params::ParamKind::Text { .. }));
-        if reads_file {
-            return None;
-        }
-        self.recent
-            .iter()
-            .find(|(v, _)| *v == self.values)
-            .map(|(_, c)| c.clone())
-    }
-
-    fn remember(&mut self, values: ParamValues, c: Arc<Computed>) {
-        self.recent.retain(|(v, _)| *v != values);
-        if self.recent.len() == RECENT_RESULTS {
-            self.recent.pop_front();
-        }
-        self.recent.push_back((values, c));
-    }
-
-    fn show_result(&mut self, c: Arc<Computed>) {
-        let len = c.timeline_len(&self.view);
-        self.computed = Some(c);
-        self.error = None;
-        self.stepper.pos = self.stepper.pos.min(len.saturating_sub(1));
-    }
-
-    /// Stops the running computation (the last result stays on screen).
-    pub fn cancel(&mut self) {
-        if let Some(job) = self.job.take() {
-            job.progress.cancel();
-        }
-    }
-
-    /// Whether a computation is running off the UI thread.
-    pub fn computing(&self) -> bool {
-        self.job.is_some()
-    }
-
-    /// Computes synchronously (tests and headless export).
-    pub fn compute_now(&mut self) {
-        self.dirty = false;
-        self.cancel();
-        if let Some(c) = self.recalled() {
-            self.show_result(c);
-            return;
-        }
-        match views::compute(self.scene, self.values.clone()) {
-            Ok(c) => {
-                let c = Arc::new(c);
-                self.remember(self.values.clone(), c.clone());
-                self.show_result(c);
-            }
-            Err(e) => self.error = Some(error_entry(self.scene, &e)),
-        }
-    }
-}
-
 /// The explorer.
 pub struct WarpscopeApp {
     /// The scene on screen.
@@ -309,8 +114,8 @@ pub struct WarpscopeApp {
     /// Titles and parameter labels in Chinese.
     pub zh: bool,
     /// The window's colours and text size.
-    pub theme: crate::export::Theme,
-    applied_theme: Option<crate::export::Theme>,
+    pub theme: crate::theme::Theme,
+    applied_theme: Option<crate::theme::Theme>,
     fonts_installed: bool,
     export_message: Option<String>,
     /// Ask for the file name in a native save dialog (the window turns this on; tests leave it
@@ -333,7 +138,7 @@ impl WarpscopeApp {
     /// A window showing `scene` (the reduction scene by default), without probing for a GPU.
     pub fn new(scene: Option<&str>) -> Self {
         let selected = scene
-            .and_then(|id| scene::find(id).ok())
+            .and_then(|id| registry::find(id).ok())
             .map_or("reduction", |s| s.id);
         WarpscopeApp {
             selected,
@@ -342,7 +147,7 @@ impl WarpscopeApp {
             adapter_rx: None,
             synchronous: false,
             zh: false,
-            theme: crate::export::Theme::Dark,
+            theme: crate::theme::Theme::Dark,
             applied_theme: None,
             fonts_installed: false,
             export_message: None,
@@ -358,7 +163,7 @@ impl WarpscopeApp {
 
     /// Shows a saved session: its scene, parameters and stepper event.
     pub fn open_session(&mut self, session: warpscope_core::session::Session) {
-        let Ok(sc) = scene::find(&session.scene) else {
+        let Ok(sc) = registry::find(&session.scene) else {
             return;
         };
         self.selected = sc.id;
@@ -390,7 +195,7 @@ impl WarpscopeApp {
 
     /// The state of scene `id`, created at its lecture defaults on first use.
     pub fn state(&mut self, id: &'static str) -> Option<&mut SceneState> {
-        let s = scene::find(id).ok()?;
+        let s = registry::find(id).ok()?;
         Some(
             self.states
                 .entry(s.id)
@@ -401,15 +206,15 @@ impl WarpscopeApp {
     /// Draws the whole window into `ui`.
     pub fn show(&mut self, ui: &mut egui::Ui) {
         if !self.fonts_installed {
-            fonts::install(ui.ctx());
+            crate::fonts::install(ui.ctx());
             self.fonts_installed = true;
         }
         crate::i18n::set(
             ui.ctx(),
             if self.zh {
-                crate::export::Lang::Zh
+                crate::i18n::Lang::Zh
             } else {
-                crate::export::Lang::En
+                crate::i18n::Lang::En
             },
         );
         if let Some(rx) = &self.adapter_rx
@@ -424,69 +229,7 @@ impl WarpscopeApp {
             self.export_message = Some(msg);
             self.dialog = None;
         }
-        egui::Panel::top("banner").show(ui, |ui| {
-            ui.horizontal(|ui| {
-                ui.heading("warpscope");
-                ui.label(tr(
-                    ui,
-                    "· LightSeq2 training kernels, warp by warp",
-                    "· LightSeq2 训练内核，逐个线程束",
-                ));
-                let lang_label = ui.label(tr(ui, "Language", "语言")).id;
-                egui::ComboBox::from_id_salt("language")
-                    .selected_text(if self.zh { "中文" } else { "English" })
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut self.zh, false, "English");
-                        ui.selectable_value(&mut self.zh, true, "中文");
-                    })
-                    .response
-                    .labelled_by(lang_label)
-                    .on_hover_text(tr(
-                        ui,
-                        "Language of every label, caption and explanation (and of exported figures)",
-                        "所有标签、图注和说明的语言（也用于导出的图）",
-                    ));
-                let theme_label = ui.label(tr(ui, "Theme", "主题")).id;
-                egui::ComboBox::from_id_salt("theme")
-                    .selected_text(theme_name(ui, self.theme))
-                    .show_ui(ui, |ui| {
-                        for t in [
-                            crate::export::Theme::Dark,
-                            crate::export::Theme::Light,
-                            crate::export::Theme::Slides,
-                        ] {
-                            ui.selectable_value(&mut self.theme, t, theme_name(ui, t));
-                        }
-                    })
-                    .response
-                    .labelled_by(theme_label)
-                    .on_hover_text(tr(
-                        ui,
-                        "Colours and text size (Slides: light, larger text)",
-                        "颜色和字号（Slides：浅色背景、字更大）",
-                    ));
-                ui.with_layout(
-                    egui::Layout::right_to_left(egui::Align::Center),
-                    |ui| match &self.adapter {
-                        AdapterStatus::NotProbed => {}
-                        AdapterStatus::Probing => {
-                            ui.spinner();
-                            ui.label(tr(ui, "looking for a GPU adapter…", "正在查找 GPU 适配器…"));
-                        }
-                        AdapterStatus::Found(name) => {
-                            ui.label(format!("GPU: {name}"));
-                        }
-                        AdapterStatus::Missing(why) => {
-                            ui.colored_label(
-                                ui.visuals().warn_fg_color,
-                                tr(ui, "Simulation only: no GPU adapter", "只有模拟：没有 GPU 适配器"),
-                            )
-                            .on_hover_text(why);
-                        }
-                    },
-                );
-            });
-        });
+        egui::Panel::top("banner").show(ui, |ui| self.banner(ui));
         egui::Panel::left("navigator")
             .default_size(230.0)
             // Wide enough that scene ids never wrap (Chinese section titles are narrower).
@@ -521,65 +264,7 @@ impl WarpscopeApp {
         state.poll(ui.ctx());
         egui::Panel::left("parameters")
             .default_size(250.0)
-            .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| {
-                    ui.heading(tr(ui, "Parameters", "参数"));
-                    ui.label(
-                        egui::RichText::new(tr(ui, state.scene.summary, state.scene.summary_zh))
-                            .small(),
-                    );
-                    ui.separator();
-                    if params::panel(
-                        ui,
-                        state.scene.params,
-                        &mut state.values,
-                        state.error.as_ref(),
-                        zh,
-                    ) {
-                        state.dirty = true;
-                    }
-                    if let Some(err) = &state.error
-                        && !state.scene.params.iter().any(|p| p.name == err.param)
-                    {
-                        ui.colored_label(ui.visuals().error_fg_color, err.message(zh));
-                    }
-                    if let Some(job) = &state.job {
-                        let secs = job.started.elapsed().as_secs_f32();
-                        let mut cancel = false;
-                        ui.horizontal(|ui| {
-                            match job.progress.fraction() {
-                                Some(f) => {
-                                    ui.add(
-                                        egui::ProgressBar::new(f)
-                                            .desired_width(120.0)
-                                            .show_percentage(),
-                                    );
-                                }
-                                None => {
-                                    ui.spinner();
-                                }
-                            }
-                            ui.label(crate::trf!(
-                                ui,
-                                "computing… {:.1} s",
-                                "计算中… {:.1} 秒",
-                                secs
-                            ));
-                            cancel = ui
-                                .button(crate::i18n::tr(ui, "Cancel", "取消"))
-                                .on_hover_text(crate::i18n::tr(
-                                    ui,
-                                    "Stop this computation and keep the last result on screen",
-                                    "停止这次计算，屏幕上保留上一次的结果",
-                                ))
-                                .clicked();
-                        });
-                        if cancel {
-                            state.cancel();
-                        }
-                    }
-                });
-            });
+            .show(ui, |ui| params::side_panel(ui, state, zh));
         egui::CentralPanel::default().show(ui, |ui| {
             ui.heading(format!("{} {}", state.scene.section, if zh { state.scene.title_zh } else { state.scene.title }));
             // The export controls get their own row: beside a long title they would overlap it.
@@ -634,7 +319,7 @@ impl WarpscopeApp {
             if let Some(msg) = export_message.as_ref() {
                 ui.label(egui::RichText::new(msg).small());
             }
-            if let Some(kernel) = gpu::kernel_for(state.scene.id) {
+            if let Some(kernel) = crate::widgets::gpu::kernel_for(state.scene.id) {
                 egui::CollapsingHeader::new(trf!(
                     ui,
                     "Real GPU run: kernel {kernel}",
@@ -655,7 +340,14 @@ impl WarpscopeApp {
                 );
             }
             egui::ScrollArea::vertical().show(ui, |ui| match state.computed.clone() {
-                Some(c) => views::show(ui, &c, state),
+                Some(c) => {
+                    let mut cx = crate::views::ViewContext {
+                        stepper: &mut state.stepper,
+                        gpu: &mut state.gpu,
+                        values: &state.values,
+                    };
+                    state.view.ui(ui, &c, &mut cx);
+                }
                 None if state.error.is_some() => {
                     ui.label(tr(ui, "No result: fix the parameter on the left.", "没有结果：请修改左侧的参数。"));
                 }
@@ -672,9 +364,9 @@ impl WarpscopeApp {
             opts: crate::export::FigureOptions {
                 step: Some(state.stepper.pos),
                 lang: if zh {
-                    crate::export::Lang::Zh
+                    crate::i18n::Lang::Zh
                 } else {
-                    crate::export::Lang::En
+                    crate::i18n::Lang::En
                 },
                 caption: with_caption,
                 // What is on screen: the window's theme (Slides for projected figures).
@@ -703,6 +395,75 @@ impl WarpscopeApp {
         self.export_message = export_message;
     }
 
+    /// The top bar: the name, the language and theme switches, the GPU adapter found.
+    fn banner(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            ui.heading("warpscope");
+            ui.label(tr(
+                ui,
+                "· LightSeq2 training kernels, warp by warp",
+                "· LightSeq2 训练内核，逐个线程束",
+            ));
+            let lang_label = ui.label(tr(ui, "Language", "语言")).id;
+            egui::ComboBox::from_id_salt("language")
+                .selected_text(if self.zh { "中文" } else { "English" })
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut self.zh, false, "English");
+                    ui.selectable_value(&mut self.zh, true, "中文");
+                })
+                .response
+                .labelled_by(lang_label)
+                .on_hover_text(tr(
+                    ui,
+                    "Language of every label, caption and explanation (and of exported figures)",
+                    "所有标签、图注和说明的语言（也用于导出的图）",
+                ));
+            let theme_label = ui.label(tr(ui, "Theme", "主题")).id;
+            egui::ComboBox::from_id_salt("theme")
+                .selected_text(theme_name(ui, self.theme))
+                .show_ui(ui, |ui| {
+                    for t in [
+                        crate::theme::Theme::Dark,
+                        crate::theme::Theme::Light,
+                        crate::theme::Theme::Slides,
+                    ] {
+                        ui.selectable_value(&mut self.theme, t, theme_name(ui, t));
+                    }
+                })
+                .response
+                .labelled_by(theme_label)
+                .on_hover_text(tr(
+                    ui,
+                    "Colours and text size (Slides: light, larger text)",
+                    "颜色和字号（Slides：浅色背景、字更大）",
+                ));
+            ui.with_layout(
+                egui::Layout::right_to_left(egui::Align::Center),
+                |ui| match &self.adapter {
+                    AdapterStatus::NotProbed => {}
+                    AdapterStatus::Probing => {
+                        ui.spinner();
+                        ui.label(tr(ui, "looking for a GPU adapter…", "正在查找 GPU 适配器…"));
+                    }
+                    AdapterStatus::Found(name) => {
+                        ui.label(format!("GPU: {name}"));
+                    }
+                    AdapterStatus::Missing(why) => {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            tr(
+                                ui,
+                                "Simulation only: no GPU adapter",
+                                "只有模拟：没有 GPU 适配器",
+                            ),
+                        )
+                        .on_hover_text(why);
+                    }
+                },
+            );
+        });
+    }
+
     fn navigator(&mut self, ui: &mut egui::Ui) {
         for (section, title, title_zh, ids) in CHAPTERS {
             let title = if self.zh { title_zh } else { title };
@@ -711,7 +472,7 @@ impl WarpscopeApp {
                 s => s,
             };
             ui.label(egui::RichText::new(format!("{shown} {title}")).strong());
-            let extra: Vec<&'static str> = scene::scenes()
+            let extra: Vec<&'static str> = registry::scenes()
                 .filter(|s| {
                     s.section.starts_with(section)
                         && !ids.contains(&s.id)
@@ -720,7 +481,7 @@ impl WarpscopeApp {
                 .map(|s| s.id)
                 .collect();
             for id in ids.iter().copied().chain(extra) {
-                match scene::find(id) {
+                match registry::find(id) {
                     Ok(s) => {
                         if ui
                             .selectable_label(self.selected == s.id, s.id)
@@ -755,8 +516,8 @@ pub const SESSION_FOLDER: &str = "warpscope-sessions";
 pub const FIGURE_FOLDER: &str = "warpscope-figures";
 
 /// A theme's name in the window's language.
-fn theme_name(ui: &egui::Ui, t: crate::export::Theme) -> &'static str {
-    use crate::export::Theme;
+fn theme_name(ui: &egui::Ui, t: crate::theme::Theme) -> &'static str {
+    use crate::theme::Theme;
     match t {
         Theme::Dark => tr(ui, "Dark", "深色"),
         Theme::Light => tr(ui, "Light", "浅色"),
@@ -845,56 +606,5 @@ pub fn run(scene: Option<String>, session: Option<warpscope_core::session::Sessi
             );
             ExitCode::from(1)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_newer_value_cancels_the_running_computation_and_cancel_keeps_the_last_result() {
-        let ctx = egui::Context::default();
-        let scene = scene::find("memory-allocator").expect("registered");
-        let mut st = SceneState::new(scene);
-        st.compute_now();
-        assert!(st.computed.is_some(), "{:?}", st.error);
-        let before = st.computed.clone();
-        // The largest run (seconds, not milliseconds) so no job finishes between two polls.
-        let top = scene
-            .params
-            .iter()
-            .find(|p| p.name == "batches")
-            .expect("batches");
-        let max = match top.kind {
-            warpscope_core::params::ParamKind::Int { max, .. } => max,
-            _ => panic!("batches is an integer"),
-        };
-        st.values
-            .set(scene.params, "batches", &max.to_string())
-            .expect("in range");
-        st.dirty = true;
-        st.poll(&ctx);
-        let first = st.job.as_ref().expect("a job runs").progress.clone();
-        st.dirty = true;
-        st.poll(&ctx);
-        assert!(first.is_cancelled(), "the superseded job was not cancelled");
-        let second = st.job.as_ref().expect("the new job runs").progress.clone();
-        assert!(!second.is_cancelled());
-        st.cancel();
-        assert!(second.is_cancelled() && !st.computing());
-        assert!(Arc::ptr_eq(
-            st.computed.as_ref().expect("kept"),
-            before.as_ref().expect("had one")
-        ));
-        // Back to the defaults: the earlier result is shown at once, with no new job.
-        st.values = scene.defaults();
-        st.dirty = true;
-        st.poll(&ctx);
-        assert!(!st.computing(), "the defaults were recomputed");
-        assert!(Arc::ptr_eq(
-            st.computed.as_ref().expect("recalled"),
-            before.as_ref().expect("had one")
-        ));
     }
 }

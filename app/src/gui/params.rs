@@ -3,6 +3,8 @@
 
 use warpscope_core::params::{ParamKind, ParamSpec, ParamValue, ParamValues};
 
+use crate::i18n::tr;
+
 /// Draws the controls; returns true when a value changed. `error` (from the last computation)
 /// is shown under the control it names.
 pub fn panel(
@@ -99,4 +101,63 @@ pub fn panel(
         changed = true;
     }
     changed
+}
+
+/// The window's parameter panel for `state`: the scene's summary, its controls with their
+/// errors, and the progress of a running computation with its Cancel button.
+pub fn side_panel(ui: &mut egui::Ui, state: &mut super::SceneState, zh: bool) {
+    egui::ScrollArea::vertical().show(ui, |ui| {
+        ui.heading(tr(ui, "Parameters", "参数"));
+        ui.label(egui::RichText::new(tr(ui, state.scene.summary, state.scene.summary_zh)).small());
+        ui.separator();
+        if panel(
+            ui,
+            state.scene.params,
+            &mut state.values,
+            state.error.as_ref(),
+            zh,
+        ) {
+            state.dirty = true;
+        }
+        if let Some(err) = &state.error
+            && !state.scene.params.iter().any(|p| p.name == err.param)
+        {
+            ui.colored_label(ui.visuals().error_fg_color, err.message(zh));
+        }
+        if let Some((started, fraction)) = state.running() {
+            let secs = started.elapsed().as_secs_f32();
+            let mut cancel = false;
+            ui.horizontal(|ui| {
+                match fraction {
+                    Some(f) => {
+                        ui.add(
+                            egui::ProgressBar::new(f)
+                                .desired_width(120.0)
+                                .show_percentage(),
+                        );
+                    }
+                    None => {
+                        ui.spinner();
+                    }
+                }
+                ui.label(crate::trf!(
+                    ui,
+                    "computing… {:.1} s",
+                    "计算中… {:.1} 秒",
+                    secs
+                ));
+                cancel = ui
+                    .button(crate::i18n::tr(ui, "Cancel", "取消"))
+                    .on_hover_text(crate::i18n::tr(
+                        ui,
+                        "Stop this computation and keep the last result on screen",
+                        "停止这次计算，屏幕上保留上一次的结果",
+                    ))
+                    .clicked();
+            });
+            if cancel {
+                state.cancel();
+            }
+        }
+    });
 }

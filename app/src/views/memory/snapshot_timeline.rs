@@ -10,10 +10,11 @@ use egui::{Color32, Rect, Sense, Stroke, pos2, vec2};
 use warpscope_core::memory::snapshot::SnapshotOutput;
 use warpscope_core::memory::timeline::{Column, Timeline};
 
-use super::widgets::{self, mib_text};
-use crate::gui::SceneState;
-use crate::gui::stepper::figure_mode;
+use super::snapshot::SnapshotView;
 use crate::i18n::tr;
+use crate::views::ViewContext;
+use crate::widgets::stepper::figure_mode;
+use crate::widgets::{self, mib_text};
 
 /// `memory-snapshot` as its view needs it: the summary the CLI prints and the trace of every
 /// device that has one.
@@ -42,7 +43,12 @@ const RESERVED: Color32 = widgets::ORANGE;
 const LIVE: Color32 = widgets::BLUE;
 
 /// Draws the timeline of `run` with its scrubber.
-pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, state: &mut SceneState) {
+pub fn show(
+    ui: &mut egui::Ui,
+    run: &SnapshotRun,
+    view: &mut SnapshotView,
+    cx: &mut ViewContext<'_>,
+) {
     ui.label(egui::RichText::new(tr(ui, "The trace, event by event", "逐个事件看 trace")).strong());
     if run.timelines.is_empty() {
         ui.label(tr(
@@ -57,42 +63,41 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, state: &mut SceneState) {
             ui.label(tr(ui, "Device", "设备"));
             for (i, t) in run.timelines.iter().enumerate() {
                 if ui
-                    .selectable_label(state.view.device == i, format!("cuda:{}", t.device))
+                    .selectable_label(view.device == i, format!("cuda:{}", t.device))
                     .clicked()
                 {
-                    state.view.device = i;
-                    state.stepper.pos = 0;
-                    state.view.zoom = None;
+                    view.device = i;
+                    cx.stepper.pos = 0;
+                    view.zoom = None;
                 }
             }
         });
     }
-    let Some(t) = shown(run, state.view.device) else {
+    let Some(t) = shown(run, view.device) else {
         return;
     };
     let n = t.events.len();
-    let pos = state.stepper.pos.min(n - 1);
-    let (start, end) = state
-        .view
+    let pos = cx.stepper.pos.min(n - 1);
+    let (start, end) = view
         .zoom
         .filter(|&(a, b)| a < b && b <= n)
         .unwrap_or((0, n));
     if !figure_mode(ui.ctx()) {
-        controls(ui, state, n, pos, (start, end));
+        controls(ui, view, cx, n, pos, (start, end));
     }
-    let pos = state.stepper.pos.min(n - 1);
-    let (start, end) = state
-        .view
+    let pos = cx.stepper.pos.min(n - 1);
+    let (start, end) = view
         .zoom
         .filter(|&(a, b)| a < b && b <= n)
         .unwrap_or((0, n));
-    plot(ui, t, state, pos, (start, end));
+    plot(ui, t, view, cx, pos, (start, end));
     details(ui, t, pos);
 }
 
 fn controls(
     ui: &mut egui::Ui,
-    state: &mut SceneState,
+    view: &mut SnapshotView,
+    cx: &mut ViewContext<'_>,
     n: usize,
     pos: usize,
     range: (usize, usize),
@@ -108,21 +113,21 @@ fn controls(
             )
         });
         if left {
-            state.stepper.pos = pos.saturating_sub(1);
+            cx.stepper.pos = pos.saturating_sub(1);
         }
         if right {
-            state.stepper.pos = (pos + 1).min(n - 1);
+            cx.stepper.pos = (pos + 1).min(n - 1);
         }
         if home {
-            state.stepper.pos = start;
+            cx.stepper.pos = start;
         }
         if endk {
-            state.stepper.pos = end - 1;
+            cx.stepper.pos = end - 1;
         }
     }
     ui.horizontal_wrapped(|ui| {
         ui.label(tr(ui, "Event", "事件"));
-        let mut p = state.stepper.pos.min(n - 1);
+        let mut p = cx.stepper.pos.min(n - 1);
         // A long bar: one pixel of a short slider would skip hundreds of events.
         ui.spacing_mut().slider_width = (ui.available_width() - 420.0).clamp(160.0, 900.0);
         let slider = egui::Slider::new(&mut p, start..=end - 1)
@@ -137,7 +142,7 @@ fn controls(
             ))
             .changed()
         {
-            state.stepper.pos = p;
+            cx.stepper.pos = p;
         }
         let span = end - start;
         if ui
@@ -154,7 +159,7 @@ fn controls(
         {
             let w = (span / 4).max(16);
             let a = pos.saturating_sub(w / 2).min(n - w);
-            state.view.zoom = Some((a, a + w));
+            view.zoom = Some((a, a + w));
         }
         if ui
             .add_enabled(span < n, egui::Button::new(tr(ui, "Zoom out", "缩小")))
@@ -162,7 +167,7 @@ fn controls(
         {
             let w = (span * 4).min(n);
             let a = (start + span / 2).saturating_sub(w / 2).min(n - w);
-            state.view.zoom = (w < n).then_some((a, a + w));
+            view.zoom = (w < n).then_some((a, a + w));
         }
         if ui
             .add_enabled(
@@ -171,7 +176,7 @@ fn controls(
             )
             .clicked()
         {
-            state.view.zoom = None;
+            view.zoom = None;
         }
     });
 }
@@ -179,7 +184,8 @@ fn controls(
 fn plot(
     ui: &mut egui::Ui,
     t: &Timeline,
-    state: &mut SceneState,
+    view: &mut SnapshotView,
+    cx: &mut ViewContext<'_>,
     pos: usize,
     range: (usize, usize),
 ) {
@@ -206,13 +212,13 @@ fn plot(
         end,
         ncols,
     );
-    if state.view.columns.key != key {
-        state.view.columns = ColumnCache {
+    if view.columns.key != key {
+        view.columns = ColumnCache {
             key,
             columns: t.columns(start..end, ncols),
         };
     }
-    let cols = &state.view.columns.columns;
+    let cols = &view.columns.columns;
     let peak = cols
         .iter()
         .map(|c| c.reserved.1.max(c.allocated.1))
@@ -295,7 +301,7 @@ fn plot(
         && area.x_range().contains(p.x)
     {
         let f = ((p.x - area.left()) / area.width()).clamp(0.0, 1.0);
-        state.stepper.pos = (start + (f * span) as usize).min(end - 1);
+        cx.stepper.pos = (start + (f * span) as usize).min(end - 1);
     }
     legend(ui, (end - start, cols.len()));
 }

@@ -4,13 +4,41 @@
 use warpscope_core::reduction::ReductionOutput;
 use warpscope_core::simt::Trace;
 
-use super::ViewState;
-use crate::gui::SceneState;
 use crate::i18n::tr;
 use crate::trf;
+use crate::views::{View, ViewContext};
+use warpscope_core::Error;
+use warpscope_core::params::ParamValues;
+use warpscope_core::scene::Scene;
+
+/// The `reduction` view and its state.
+#[derive(Debug, Default)]
+pub struct ReductionView {
+    /// Shows the run that reduces the K values one after the other.
+    pub sequential: bool,
+}
+
+impl View for ReductionView {
+    const SCENE: &'static str = "reduction";
+    type Output = warpscope_core::reduction::ReductionOutput;
+
+    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
+        warpscope_core::reduction::run(&warpscope_core::reduction::ReductionParams::from_values(
+            values,
+        )?)
+    }
+
+    fn events(&self, out: &Self::Output) -> usize {
+        trace_of(out, self).timeline().len()
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+        draw(ui, out, self, cx);
+    }
+}
 
 /// The trace the view steps through.
-pub fn trace_of<'a>(r: &'a ReductionOutput, view: &ViewState) -> &'a Trace {
+pub fn trace_of<'a>(r: &'a ReductionOutput, view: &ReductionView) -> &'a Trace {
     if view.sequential {
         &r.trace_sequential
     } else {
@@ -19,7 +47,12 @@ pub fn trace_of<'a>(r: &'a ReductionOutput, view: &ViewState) -> &'a Trace {
 }
 
 /// Draws the scene.
-pub fn show(ui: &mut egui::Ui, r: &ReductionOutput, state: &mut SceneState) {
+fn draw(
+    ui: &mut egui::Ui,
+    r: &ReductionOutput,
+    view: &mut ReductionView,
+    cx: &mut ViewContext<'_>,
+) {
     ui.horizontal(|ui| {
         ui.label(tr(ui, "Run:", "运行："));
         let together = trf!(
@@ -35,13 +68,11 @@ pub fn show(ui: &mut egui::Ui, r: &ReductionOutput, state: &mut SceneState) {
             r.block_barriers_sequential
         );
         let mut changed = ui
-            .radio_value(&mut state.view.sequential, false, together)
+            .radio_value(&mut view.sequential, false, together)
             .changed();
-        changed |= ui
-            .radio_value(&mut state.view.sequential, true, seq)
-            .changed();
+        changed |= ui.radio_value(&mut view.sequential, true, seq).changed();
         if changed {
-            state.stepper.pos = 0;
+            cx.stepper.pos = 0;
         }
     });
     egui::Grid::new("reduction-sums")
@@ -69,10 +100,10 @@ pub fn show(ui: &mut egui::Ui, r: &ReductionOutput, state: &mut SceneState) {
         "{} warps × {} lanes; {} shuffle steps per warp sum; max |error| vs f64 = {:.2e}",
         "{} 个线程束 × {} 个线程；每个线程束求和要 {} 次 shuffle；与 f64 相比最大 |误差| = {:.2e}",
         r.warps,
-        trace_of(r, &state.view).warp_size,
+        trace_of(r, view).warp_size,
         r.shuffle_steps,
         r.max_abs_error
     ));
     ui.separator();
-    super::trace::show(ui, trace_of(r, &state.view), &mut state.stepper);
+    crate::widgets::trace::show(ui, trace_of(r, view), cx.stepper);
 }

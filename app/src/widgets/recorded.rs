@@ -7,10 +7,13 @@
 use warpscope_core::simt::{EventKind, Trace};
 use warpscope_kernels::record::{Recording, TraceComparison};
 
-use super::widgets;
-use crate::gui::SceneState;
+use crate::widgets;
+use warpscope_core::params::ParamValues;
+
 use crate::i18n::tr;
 use crate::trf;
+use crate::widgets::gpu::GpuPanel;
+use crate::widgets::stepper::Stepper;
 
 /// A landmark both traces may have: where their butterflies start, where they are all done,
 /// and where each barrier has been reached by every warp (its last event).
@@ -79,7 +82,7 @@ pub fn linked_pos(
     for (s, r) in common {
         let &(ps, pr) = points.last().unwrap_or(&(0, 0));
         if s > ps && r > pr {
-            if s - 1 > ps && r - 1 >= pr {
+            if s - 1 > ps {
                 points.push((s - 1, r - 1));
             }
             points.push((s, r));
@@ -114,15 +117,15 @@ pub fn show(
     scene: &'static str,
     sim: &Trace,
     recordable: bool,
-    state: &mut SceneState,
+    stepper: &mut Stepper,
+    gpu: &mut GpuPanel,
+    values_now: &ParamValues,
 ) {
-    if state.gpu.take_record_request() {
-        state
-            .gpu
-            .start_recording(scene, state.values.clone(), ui.ctx());
+    if gpu.take_record_request() {
+        gpu.start_recording(scene, values_now.clone(), ui.ctx());
     }
-    state.gpu.poll_recording(ui.ctx());
-    if state.gpu.recording_running() {
+    gpu.poll_recording(ui.ctx());
+    if gpu.recording_running() {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label(tr(
@@ -132,9 +135,9 @@ pub fn show(
             ));
         });
     }
-    let current = match &state.gpu.recording {
-        Some((values, Ok(rec))) if recordable && *values == state.values => Some(rec.clone()),
-        Some((values, Ok(_))) if recordable && *values != state.values => {
+    let current = match &gpu.recording {
+        Some((values, Ok(rec))) if recordable && values == values_now => Some(rec.clone()),
+        Some((values, Ok(_))) if recordable && values != values_now => {
             ui.label(
                 egui::RichText::new(tr(
                     ui,
@@ -155,25 +158,25 @@ pub fn show(
         _ => None,
     };
     let Some(rec) = current else {
-        super::trace::show(ui, sim, &mut state.stepper);
+        crate::widgets::trace::show(ui, sim, stepper);
         return;
     };
     differences(ui, &rec);
     let sim_tl = sim.timeline();
     let rec_tl = rec.trace.timeline();
-    state.stepper.ui(ui, sim, &sim_tl);
+    stepper.ui(ui, sim, &sim_tl);
     ui.checkbox(
-        &mut state.gpu.unlinked,
+        &mut gpu.unlinked,
         tr(
             ui,
             "step the recorded replay on its own",
             "实录回放单独步进",
         ),
     );
-    let linked = linked_pos(sim, &sim_tl, &rec.trace, &rec_tl, state.stepper.pos);
+    let linked = linked_pos(sim, &sim_tl, &rec.trace, &rec_tl, stepper.pos);
     let (sim_w, rec_n) = (sim.warp_size, rec.trace.warp_size);
     let adapter = rec.adapter.name.clone();
-    let unlinked = state.gpu.unlinked;
+    let unlinked = gpu.unlinked;
     ui.columns(2, |cols| {
         cols[0].label(
             egui::RichText::new(trf!(
@@ -185,7 +188,7 @@ pub fn show(
             .strong()
             .color(widgets::BLUE),
         );
-        super::trace::body(&mut cols[0], sim, &sim_tl, state.stepper.pos);
+        crate::widgets::trace::body(&mut cols[0], sim, &sim_tl, stepper.pos);
         cols[1].label(
             egui::RichText::new(trf!(
                 &cols[1],
@@ -198,8 +201,8 @@ pub fn show(
             .color(widgets::VERMILLION),
         );
         let pos = if unlinked {
-            state.gpu.rec_stepper.ui(&mut cols[1], &rec.trace, &rec_tl);
-            state.gpu.rec_stepper.pos
+            gpu.rec_stepper.ui(&mut cols[1], &rec.trace, &rec_tl);
+            gpu.rec_stepper.pos
         } else {
             cols[1].label(
                 egui::RichText::new(trf!(
@@ -213,7 +216,7 @@ pub fn show(
             );
             linked
         };
-        super::trace::body(&mut cols[1], &rec.trace, &rec_tl, pos);
+        crate::widgets::trace::body(&mut cols[1], &rec.trace, &rec_tl, pos);
     });
 }
 

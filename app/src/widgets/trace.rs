@@ -5,9 +5,9 @@ use warpscope_core::simt::shared::BankConfig;
 use warpscope_core::simt::trace::Event;
 use warpscope_core::simt::{EventKind, Trace};
 
-use super::widgets::{self, LaneCell};
-use crate::gui::stepper::Stepper;
 use crate::trf;
+use crate::widgets::stepper::Stepper;
+use crate::widgets::{self, LaneCell};
 
 fn lane_cells(e: &Event) -> Vec<LaneCell> {
     e.lanes

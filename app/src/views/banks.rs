@@ -2,13 +2,36 @@
 
 use warpscope_core::banks::BanksOutput;
 
-use super::widgets;
-use crate::gui::SceneState;
 use crate::i18n::tr;
 use crate::trf;
+use crate::views::{View, ViewContext};
+use crate::widgets;
+use warpscope_core::Error;
+use warpscope_core::params::ParamValues;
+use warpscope_core::scene::Scene;
+
+/// The `banks` view and its state.
+#[derive(Debug, Default)]
+pub struct BanksView {
+    /// The request drawn.
+    pub request: usize,
+}
+
+impl View for BanksView {
+    const SCENE: &'static str = "banks";
+    type Output = warpscope_core::banks::BanksOutput;
+
+    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
+        warpscope_core::banks::run(&warpscope_core::banks::BanksParams::from_values(values)?)
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+        draw(ui, out, self);
+    }
+}
 
 /// Draws the scene.
-pub fn show(ui: &mut egui::Ui, b: &BanksOutput, state: &mut SceneState) {
+fn draw(ui: &mut egui::Ui, b: &BanksOutput, view: &mut BanksView) {
     egui::Grid::new("banks-summary")
         .num_columns(2)
         .striped(true)
@@ -48,20 +71,18 @@ pub fn show(ui: &mut egui::Ui, b: &BanksOutput, state: &mut SceneState) {
         return;
     }
     let last = b.shown.len() - 1;
-    state.view.request = state.view.request.min(last);
-    ui.add(
-        egui::Slider::new(&mut state.view.request, 0..=last).text(tr(
-            ui,
-            "warp request",
-            "线程束请求",
-        )),
-    );
-    let r = &b.shown[state.view.request];
+    view.request = view.request.min(last);
+    ui.add(egui::Slider::new(&mut view.request, 0..=last).text(tr(
+        ui,
+        "warp request",
+        "线程束请求",
+    )));
+    let r = &b.shown[view.request];
     ui.label(trf!(
         ui,
         "Request {}: {} wavefront(s), ideal {}, conflict degree {} — lanes grouped {} at a time",
         "请求 {}：{} 轮，理想 {}，{} 路冲突 — 每 {} 个线程一组",
-        state.view.request,
+        view.request,
         r.cost.wavefronts,
         r.cost.ideal_wavefronts,
         r.cost.conflict_degree,

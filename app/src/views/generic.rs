@@ -1,8 +1,31 @@
 //! The view every scene has until it gets its own: the result as a table of keys and values
 //! (numbers, short lists), with the full JSON below.
 
+use crate::views::{View, ViewContext};
+use crate::widgets::format_number;
+use warpscope_core::Error;
+use warpscope_core::params::ParamValues;
+use warpscope_core::scene::Scene;
+
+/// The generic table: any scene without a view of its own.
+#[derive(Debug, Default)]
+pub struct GenericView;
+
+impl View for GenericView {
+    const SCENE: &'static str = "";
+    type Output = serde_json::Value;
+
+    fn compute(scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
+        Ok(scene.report(values.clone())?.result)
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+        draw(ui, out);
+    }
+}
+
 /// Draws a JSON result as a two-column table.
-pub fn show(ui: &mut egui::Ui, result: &serde_json::Value) {
+fn draw(ui: &mut egui::Ui, result: &serde_json::Value) {
     ui.label(
         egui::RichText::new(crate::i18n::tr(
             ui,
@@ -112,16 +135,5 @@ fn short(v: &serde_json::Value) -> String {
         format!("{}…", s.chars().take(120).collect::<String>())
     } else {
         s
-    }
-}
-
-/// Four significant digits, scientific outside 1e-3..1e6.
-pub fn format_number(f: f64) -> String {
-    let a = f.abs();
-    if f == 0.0 || (1e-3..1e6).contains(&a) {
-        let s = format!("{f:.4}");
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        format!("{f:.3e}")
     }
 }

@@ -5,10 +5,10 @@
 //! Regenerate both with `assets/fonts/subset.sh`.
 
 /// Noto Sans CJK SC subset (~0.85 MB).
-pub const NOTO_SC_SUBSET: &[u8] = include_bytes!("../../../assets/fonts/NotoSansSC-warpscope.otf");
+pub const NOTO_SC_SUBSET: &[u8] = include_bytes!("../../assets/fonts/NotoSansSC-warpscope.otf");
 
 /// DejaVu Sans subset (~0.24 MB).
-pub const DEJAVU_SUBSET: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans-warpscope.ttf");
+pub const DEJAVU_SUBSET: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-warpscope.ttf");
 
 /// Adds the fonts to `ctx`, in fallback order.
 pub fn install(ctx: &egui::Context) {

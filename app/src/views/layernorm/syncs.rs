@@ -1,0 +1,127 @@
+//! `layernorm-syncs`: the two dependency graphs and their block reductions stepped warp by warp.
+
+use crate::i18n::tr;
+use crate::trf;
+use crate::views::{View, ViewContext};
+use crate::widgets;
+use warpscope_core::Error;
+use warpscope_core::layernorm::syncs::{Graph, NodeKind, SyncsOutput};
+use warpscope_core::params::ParamValues;
+use warpscope_core::scene::Scene;
+
+/// The `layernorm-syncs` view and its state.
+#[derive(Debug, Default)]
+pub struct SyncsView {
+    /// Shows the autograd-style chain instead of the one-barrier rewrite.
+    pub sequential: bool,
+}
+
+impl View for SyncsView {
+    const SCENE: &'static str = "layernorm-syncs";
+    type Output = warpscope_core::layernorm::syncs::SyncsOutput;
+
+    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
+        warpscope_core::layernorm::syncs::run(
+            &warpscope_core::layernorm::syncs::SyncsParams::from_values(values)?,
+        )
+    }
+
+    fn events(&self, out: &Self::Output) -> usize {
+        if self.sequential {
+            &out.trace_autograd
+        } else {
+            &out.trace_fused
+        }
+        .timeline()
+        .len()
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+        draw(ui, out, self, cx);
+    }
+}
+
+fn draw_graph(ui: &mut egui::Ui, g: &Graph) {
+    let n = g.nodes.len();
+    let mut layer = vec![0usize; n];
+    // Longest path from an input: edges are few, so relax until nothing changes.
+    for _ in 0..n {
+        let mut changed = false;
+        for e in &g.edges {
+            if e.from < n && e.to < n && layer[e.to] < layer[e.from] + 1 {
+                layer[e.to] = layer[e.from] + 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let labels: Vec<String> = g.nodes.iter().map(|x| x.label.clone()).collect();
+    let red: Vec<bool> = g
+        .nodes
+        .iter()
+        .map(|x| matches!(x.kind, NodeKind::RowReduction | NodeKind::ColumnReduction))
+        .collect();
+    let edges: Vec<(usize, usize)> = g.edges.iter().map(|e| (e.from, e.to)).collect();
+    widgets::dag(ui, &labels, &layer, &red, &edges);
+}
+
+/// `layernorm-syncs`.
+fn draw(ui: &mut egui::Ui, o: &SyncsOutput, view: &mut SyncsView, cx: &mut ViewContext<'_>) {
+    ui.label(trf!(
+        ui,
+        "Autograd-style chain: {} dependent block reductions → {} barriers. Rewrite: Σg and Σg·x̂ in one tree → {} reduction, {} barriers ({} barriers per block reduction).",
+        "自动求导式的链：{} 次有依赖的块内归约 → {} 次栅栏。重排：Σg 和 Σg·x̂ 放进同一棵树 → {} 次归约，{} 次栅栏（每次块内归约 {} 次栅栏）。",
+        o.autograd_syncs, o.autograd_barriers, o.fused_syncs, o.fused_barriers, o.barriers_per_block_reduction
+    ));
+    for (title, g) in [
+        (
+            tr(
+                ui,
+                "Autograd-style chain (orange: reductions)",
+                "自动求导式的链（橙色：归约）",
+            ),
+            &o.autograd_graph,
+        ),
+        (
+            tr(ui, "One-barrier rewrite", "重排成一次栅栏"),
+            &o.fused_graph,
+        ),
+    ] {
+        ui.label(egui::RichText::new(title).strong());
+        draw_graph(ui, g);
+    }
+    ui.separator();
+    ui.horizontal(|ui| {
+        ui.label(tr(ui, "Step through:", "逐步查看："));
+        let rewrite = tr(
+            ui,
+            "the rewrite (Σg, Σg·x̂ together)",
+            "重排（Σg、Σg·x̂ 一起归约）",
+        );
+        let chain = tr(ui, "the autograd-style chain", "自动求导式的链");
+        if ui
+            .radio_value(&mut view.sequential, false, rewrite)
+            .changed()
+            | ui.radio_value(&mut view.sequential, true, chain).changed()
+        {
+            cx.stepper.pos = 0;
+        }
+    });
+    let trace = if view.sequential {
+        &o.trace_autograd
+    } else {
+        &o.trace_fused
+    };
+    let recordable = !view.sequential;
+    crate::widgets::recorded::show(
+        ui,
+        "layernorm-syncs",
+        trace,
+        recordable,
+        cx.stepper,
+        cx.gpu,
+        cx.values,
+    );
+}

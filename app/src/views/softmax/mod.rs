@@ -1,0 +1,4 @@
+//! Softmax backward views (lecture §3), one file per scene.
+
+pub mod fusion;
+pub mod warp;

@@ -1,0 +1,5 @@
+//! Mixed-precision trainer views (lecture §4), one file per scene.
+
+pub mod census;
+pub mod fp16;
+pub mod workspace;

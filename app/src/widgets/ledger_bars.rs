@@ -1,0 +1,101 @@
+//! Stacked ledger bars: one bar per variant, one segment per kernel or stage.
+
+use super::palette::{BLUE, GREEN, ORANGE, VERMILLION};
+use crate::trf;
+use egui::{Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+
+/// One bar of a [`ledger_bars`] chart: a flow (e.g. "unfused") and its parts (kernel, amount).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerBar {
+    /// Name of the bar.
+    pub name: String,
+    /// Its segments in order: (label, amount in `unit`).
+    pub parts: Vec<(String, f64)>,
+}
+
+/// Stacked horizontal bars on one scale, one per flow, each segment a kernel (or stage) with its
+/// amount; labels sit inside segments wide enough, and every segment explains itself on hover.
+pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
+    let max = bars
+        .iter()
+        .map(|b| b.parts.iter().map(|p| p.1).sum::<f64>())
+        .fold(0.0, f64::max);
+    if max <= 0.0 {
+        return;
+    }
+    let palette = [
+        BLUE,
+        ORANGE,
+        GREEN,
+        VERMILLION,
+        Color32::from_rgb(86, 180, 233),
+        Color32::from_rgb(204, 121, 167),
+        Color32::from_rgb(240, 228, 66),
+    ];
+    let width = ui.available_width().max(200.0);
+    let name_w = 110.0;
+    let bar_h = 26.0;
+    let text = ui.visuals().text_color();
+    for bar in bars {
+        let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, bar_h + 6.0), Sense::hover());
+        let p = ui.painter_at(rect);
+        p.text(
+            Pos2::new(rect.left(), rect.center().y),
+            egui::Align2::LEFT_CENTER,
+            &bar.name,
+            FontId::proportional(12.0),
+            text,
+        );
+        let total: f64 = bar.parts.iter().map(|x| x.1).sum();
+        let scale = (width - name_w - 90.0) as f64 / max;
+        let mut x = rect.left() + name_w;
+        let mut hovered = None;
+        for (i, (label, v)) in bar.parts.iter().enumerate() {
+            let w = (*v * scale) as f32;
+            let seg =
+                Rect::from_min_size(Pos2::new(x, rect.top() + 3.0), Vec2::new(w.max(1.0), bar_h));
+            p.rect_filled(seg, 0.0, palette[i % palette.len()]);
+            p.rect_stroke(
+                seg,
+                0.0,
+                Stroke::new(1.0, ui.visuals().panel_fill),
+                StrokeKind::Inside,
+            );
+            // Measured, not estimated from the character count: a hanzi is twice as wide.
+            let label_w = p
+                .layout_no_wrap(label.clone(), FontId::proportional(10.5), Color32::WHITE)
+                .size()
+                .x;
+            if w > label_w + 4.0 {
+                p.text(
+                    seg.center(),
+                    egui::Align2::CENTER_CENTER,
+                    label,
+                    FontId::proportional(10.5),
+                    Color32::WHITE,
+                );
+            }
+            if resp.hover_pos().is_some_and(|h| seg.contains(h)) {
+                hovered = Some(trf!(
+                    ui,
+                    "{label}: {} {unit} ({:.1}% of {})",
+                    "{label}：{} {unit}（占 {2} 的 {1:.1}%）",
+                    crate::widgets::format_number(*v),
+                    100.0 * v / total.max(f64::MIN_POSITIVE),
+                    bar.name
+                ));
+            }
+            x += w;
+        }
+        p.text(
+            Pos2::new(x + 6.0, rect.center().y),
+            egui::Align2::LEFT_CENTER,
+            format!("{} {unit}", crate::widgets::format_number(total)),
+            FontId::proportional(12.0),
+            text,
+        );
+        if let Some(h) = hovered {
+            resp.on_hover_text(h);
+        }
+    }
+}

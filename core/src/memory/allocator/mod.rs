@@ -13,6 +13,8 @@
 //!
 //! All sizes here are bytes unless a name ends in `_mib` (MiB = 2²⁰ bytes).
 
+#![deny(clippy::indexing_slicing)]
+
 mod simulation;
 #[cfg(test)]
 mod tests;

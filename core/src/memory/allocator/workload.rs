@@ -334,7 +334,9 @@ pub fn needed_bytes(ops: &[Op]) -> u64 {
                 if sizes.len() <= slot {
                     sizes.resize(slot + 1, 0);
                 }
-                sizes[slot] = bytes;
+                if let Some(s) = sizes.get_mut(slot) {
+                    *s = bytes;
+                }
                 live += bytes;
                 peak = peak.max(live);
             }

@@ -30,6 +30,9 @@
 //! [`SnapshotOutput`] ([`summarise`]); `synthetic` writes a large seeded snapshot for the
 //! benchmarks and tests (not part of the scene).
 
+// Everything here handles what a file holds: no indexing that a file could make panic.
+#![deny(clippy::indexing_slicing)]
+
 mod output;
 mod read;
 mod replay;

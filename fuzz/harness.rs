@@ -32,10 +32,12 @@ pub fn set_assignment(data: &[u8], run: impl Fn(&Scene) -> bool) {
     for line in text.lines().take(16) {
         all_ok &= values.set_assignment(s.params, line).is_ok();
     }
-    if all_ok && s.id != "memory-snapshot" && run(s) {
-        if let Ok(r) = s.report(values) {
-            let _ = serde_json::to_vec(&r);
-        }
+    if all_ok
+        && s.id != "memory-snapshot"
+        && run(s)
+        && let Ok(r) = s.report(values)
+    {
+        let _ = serde_json::to_vec(&r);
     }
 }
 
@@ -46,12 +48,13 @@ pub fn param_values_json(data: &[u8], run: impl Fn(&Scene) -> bool) {
         return;
     };
     for s in scene::scenes() {
-        if let Ok(v) = values.clone().validated(s.params) {
-            if s.id != "memory-snapshot" && !values.0.is_empty() && run(s) {
-                if let Ok(r) = s.report(v) {
-                    let _ = serde_json::to_vec(&r);
-                }
-            }
+        if let Ok(v) = values.clone().validated(s.params)
+            && s.id != "memory-snapshot"
+            && !values.0.is_empty()
+            && run(s)
+            && let Ok(r) = s.report(v)
+        {
+            let _ = serde_json::to_vec(&r);
         }
     }
 }

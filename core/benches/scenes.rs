@@ -12,6 +12,9 @@
 //!
 //! Kept short (10 samples, a few seconds each): the machine is 2 shared cores.
 
+// Test and bench helpers outside #[test] functions stop on failure by design.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -106,7 +106,7 @@ impl ReductionParams {
                 "expected 4, 8, 16, 32 or 64",
             ));
         }
-        if self.threads % self.warp != 0 {
+        if !self.threads.is_multiple_of(self.warp) {
             return Err(Error::invalid(
                 "threads",
                 self.threads,

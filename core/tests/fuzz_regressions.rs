@@ -3,6 +3,9 @@
 //! an error, never a panic. Crashers found by the fuzzers are added to the corpus and so stay
 //! tested here. See `fuzz/README.md`.
 
+// Test and bench helpers outside #[test] functions stop on failure by design.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 #[path = "../../fuzz/harness.rs"]
 mod harness;
 

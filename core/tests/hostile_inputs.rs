@@ -3,6 +3,9 @@
 //! The opcode-level cases of the pickle guard are unit tests in `core/src/memory/pickle.rs`;
 //! these go end to end (file → scene → error message) and add the decoded-value hazards.
 
+// Test and bench helpers outside #[test] functions stop on failure by design.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

@@ -2,6 +2,9 @@
 //! [`progress::scope`] on its own thread, stops with [`Error::Cancelled`] soon after the window
 //! cancels it, and an uncancelled run's progress reaches 1.
 
+// Test and bench helpers outside #[test] functions stop on failure by design.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -5,6 +5,9 @@
 //! Every assertion is derived from the rules (a sum that must vanish, bytes that must not be
 //! shared, a cost that cannot beat the ideal), never from values the code printed.
 
+// Test and bench helpers outside #[test] functions stop on failure by design.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::time::Duration;
 
 use proptest::prelude::*;

@@ -2,6 +2,9 @@
 //! formulas written out here, and core's functions) within the f32 tolerance. Without an
 //! adapter the tests skip, except in CI (`CI` set), where they fail.
 
+// Test and bench helpers outside #[test] functions stop on failure by design.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use warpscope_kernels::data::SplitMix64;
 use warpscope_kernels::runner::{Runner, Tolerance, Verification};
 use warpscope_kernels::{

@@ -3,6 +3,9 @@
 //! = lane ^ mask, one barrier), and whose reduced values equal f64 sums computed here. Without an
 //! adapter the tests skip, except in CI (`CI` set), where they fail.
 
+// Test and bench helpers outside #[test] functions stop on failure by design.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use warpscope_core::layernorm::syncs::SyncsParams;
 use warpscope_core::simt::shuffle::Source;
 use warpscope_core::simt::trace::Origin;

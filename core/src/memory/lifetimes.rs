@@ -14,6 +14,8 @@
 //! temporary, and is never counted. Parameter gradients (∇W, ∇b, ∇γ, ∇β) live in the parameter
 //! workspace, not among the temporaries.
 
+#![deny(clippy::indexing_slicing)]
+
 use serde::Serialize;
 
 use super::{DTYPES, Dtype, MIB, mib};
@@ -529,7 +531,10 @@ pub fn run(s: &AttentionShape) -> LifetimesOutput {
     let live_bytes_per_step: Vec<u64> = steps.iter().map(|st| st.live_bytes).collect();
     let mut peak_step = 1;
     for st in &steps {
-        if st.live_bytes > live_bytes_per_step[peak_step - 1] {
+        if live_bytes_per_step
+            .get(peak_step - 1)
+            .is_some_and(|&b| st.live_bytes > b)
+        {
             peak_step = st.step;
         }
     }

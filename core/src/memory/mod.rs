@@ -6,9 +6,10 @@
 //!   bound 3BLH + max{BL²N, 3BLH}; exercises 5 and 6 of §9.
 //! - [`plan`] (`memory-plan`, §5.2): the greedy static planner that packs those tensors into a few
 //!   reusable blocks (lecture: 4 blocks of 1, 8, 1, 1 BLH = the lower bound).
-//! - [`allocator`] (`memory-allocator`, §5.3): a rule-for-rule simulator of PyTorch's CUDA caching
-//!   allocator (`c10/cuda/CUDACachingAllocator.cpp`) fed a variable-length encoder workload, and
-//!   LightSeq2's one up-front allocation beside it.
+//! - [`caching`]: a rule-for-rule simulator of PyTorch's CUDA caching allocator
+//!   (`c10/cuda/CUDACachingAllocator.cpp`) — blocks, segments, pools and the rules.
+//! - [`allocator`] (`memory-allocator`, §5.3): that simulator fed a variable-length encoder
+//!   workload, and LightSeq2's one up-front allocation beside it.
 //! - [`snapshot`] (`memory-snapshot`): a reader for `torch.cuda.memory._snapshot()` pickles that
 //!   executes nothing from the file ([`pickle`] checks every opcode first) and replays the
 //!   recorded trace through the simulator.
@@ -22,6 +23,7 @@ use crate::Error;
 use crate::scene::Scene;
 
 pub mod allocator;
+pub mod caching;
 pub mod lifetimes;
 pub mod pickle;
 pub mod plan;

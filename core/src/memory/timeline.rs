@@ -17,6 +17,8 @@
 //! trace may omit frees, so it is not used as an end point.) `free_requested`, `snapshot` and
 //! `oom` change neither figure.
 
+#![deny(clippy::indexing_slicing)]
+
 use serde::Serialize;
 
 use super::snapshot::Snapshot;
@@ -190,7 +192,7 @@ impl Timeline {
             .map(|c| {
                 let first = start + c * n / k;
                 let last = start + (c + 1) * n / k;
-                let slice = &self.events[first..last];
+                let slice = self.events.get(first..last).unwrap_or_default();
                 let mut col = Column {
                     first,
                     count: last - first,

@@ -15,6 +15,8 @@
 //! then expanded into [`Value`]s, a shared node once per reference, a cycle as `None` (what
 //! `serde-pickle`'s `replace_recursive_structures` does).
 
+#![deny(clippy::indexing_slicing)]
+
 use std::collections::{BTreeMap, HashMap};
 
 use serde_pickle::{HashableValue, Value};
@@ -223,7 +225,7 @@ pub fn decode_without_frames(
                         if frames_keys.last().is_some_and(|&(p, _)| p == at + k) {
                             frames_keys.pop();
                             nodes.push(Node::List(Vec::new()));
-                            items[k + 1] = (nodes.len() - 1) as u32;
+                            *items.get_mut(k + 1)? = (nodes.len() - 1) as u32;
                         }
                     }
                 }
@@ -378,7 +380,13 @@ fn pairs(items: Vec<u32>) -> Option<Vec<(u32, u32)>> {
     if !items.len().is_multiple_of(2) {
         return None;
     }
-    Some(items.chunks_exact(2).map(|p| (p[0], p[1])).collect())
+    items
+        .chunks_exact(2)
+        .map(|p| match *p {
+            [k, v] => Some((k, v)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `LONG1`: a little-endian two's-complement integer of up to 8 bytes (longer: not handled).
@@ -391,12 +399,12 @@ fn long1(r: &mut Reader<'_>) -> Option<i64> {
     if n == 0 {
         return Some(0);
     }
-    let mut buf = if s[n - 1] & 0x80 != 0 {
+    let mut buf = if s.last()? & 0x80 != 0 {
         [0xffu8; 8]
     } else {
         [0u8; 8]
     };
-    buf[..n].copy_from_slice(s);
+    buf.get_mut(..n)?.copy_from_slice(s);
     Some(i64::from_le_bytes(buf))
 }
 
@@ -405,10 +413,11 @@ fn expand(nodes: &[Node], id: u32, open: &mut Vec<bool>, depth: usize) -> Option
     if depth > super::pickle::MAX_DEPTH {
         return None;
     }
-    if *open.get(i)? {
+    let seen = open.get_mut(i)?;
+    if *seen {
         return Some(Value::None);
     }
-    open[i] = true;
+    *seen = true;
     let v = match nodes.get(i)? {
         Node::Scalar(v) => v.clone(),
         Node::List(items) => Value::List(
@@ -432,7 +441,7 @@ fn expand(nodes: &[Node], id: u32, open: &mut Vec<bool>, depth: usize) -> Option
             Value::Dict(d)
         }
     };
-    open[i] = false;
+    *open.get_mut(i)? = false;
     Some(v)
 }
 

@@ -178,6 +178,7 @@ impl Block {
     }
 
     /// A shuffle on warp `warp`: lanes in `active` exchange `values` (see [`shuffle`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn shfl<T: Register>(
         &mut self,
         warp: u32,

@@ -14,7 +14,7 @@
 //!   adds each, P × d partials of ∇γ and ∇β in f32 to DRAM); stage 2 (a second, small kernel)
 //!   sums the P partials of each column (d threads).
 //!
-//! The tile is simulated on the SIMT [`Block`] for **one** block (columns 0..32, all N rows,
+//! The tile is simulated on the SIMT [`Block`](crate::simt::Block) for **one** block (columns 0..32, all N rows,
 //! seeded ∇y, x̂ ~ N(0, 1) in f32), so its trace exists for the stepper and its ∇γ, ∇β are
 //! checked against f64 sums. Every block issues the same shared-memory requests, so the
 //! whole-kernel counts are the block's × ⌈d/32⌉ blocks.
@@ -27,7 +27,14 @@
 //! "whole-kernel average rounds 2.63 → 1.00" without saying what it averages; 2.63 is not the
 //! per-request average of this kernel under the bank rule (that is 16.5), nor the per-load
 //! average (32), and adding the kernel's global loads (1 request per row iteration) dilutes it
-//! to ≈ 1.12 at N = 8192; we could not identify its denominator, so we report ours exactly.
+//!
+//! Layout: `simulate` holds the SIMT simulations (block 0 of the tile kernel, the two atomic
+//! warps) and [`sum_in_order`]; this module the parameters, the output types and [`run`],
+//! which costs every scheme.
+
+mod simulate;
+#[cfg(test)]
+mod tests;
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -38,9 +45,12 @@ use super::normals;
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
 use crate::scene::{Scene, to_json};
-use crate::simt::shuffle::ShuffleMode;
 use crate::simt::trace::TraceSummary;
-use crate::simt::{Block, BlockShape, EventKind, Mask, Trace};
+use crate::simt::{EventKind, Trace};
+
+pub use simulate::sum_in_order;
+
+use simulate::{atomic_trace, simulate_tile};
 
 /// Tile width (threads per side of the (32, 32) block, lanes per warp).
 pub const TILE: u32 = 32;
@@ -330,224 +340,6 @@ pub struct DgammaOutput {
     pub trace_atomic: Trace,
 }
 
-/// Sum of `values` in f32, taken in the order `order` (indices into `values`).
-pub fn sum_in_order(values: &[f32], order: &[usize]) -> f32 {
-    order
-        .iter()
-        .filter_map(|&i| values.get(i))
-        .fold(0.0f32, |a, v| a + v)
-}
-
-/// Simulates block 0 of the tile kernel. `dy`, `xh`: n × w row-major (w = columns of the
-/// block, ≤ 32). Returns the trace and the block's (∇β, ∇γ) per column.
-fn simulate_tile(
-    n: usize,
-    w: usize,
-    d: u64,
-    pad: u32,
-    dy: &[f32],
-    xh: &[f32],
-    tick: &mut dyn FnMut(u64) -> Result<(), Error>,
-) -> Result<(Trace, Vec<f32>, Vec<f32>), Error> {
-    let shape = BlockShape::new(TILE * TILE, TILE)?;
-    let mut b = Block::new("ker_ln_bw_dgamma_dbetta (block 0)", shape);
-    let stride = u64::from(TILE + pad);
-    let base_beta = 0u64;
-    let base_gamma = 4 * u64::from(TILE) * stride;
-    let all = Mask::first(TILE);
-    let iters = n.div_ceil(TILE as usize);
-    let mut partial_b = vec![[0.0f32; 32]; 32];
-    let mut partial_g = vec![[0.0f32; 32]; 32];
-    // Phase 1: each warp y walks rows y, y+32, …; record its first row's loads.
-    for y in 0..TILE {
-        tick(u64::from(y))?;
-        let addr = |base: u64| -> Vec<Option<u64>> {
-            (0..TILE)
-                .map(|x| ((x as usize) < w).then(|| base + 4 * (u64::from(y) * d + u64::from(x))))
-                .collect()
-        };
-        let vals = |v: &[f32]| -> Vec<f64> {
-            (0..TILE as usize)
-                .map(|x| {
-                    if x < w {
-                        f64::from(v[y as usize * w + x])
-                    } else {
-                        0.0
-                    }
-                })
-                .collect()
-        };
-        b.global(
-            y,
-            false,
-            &addr(0),
-            4,
-            &vals(dy),
-            &format!("load ∇y row {y} (iteration 1 of {iters}; the others repeat it 32 rows down)"),
-        );
-        b.global(
-            y,
-            false,
-            &addr(1 << 40),
-            4,
-            &vals(xh),
-            &format!("load x̂ row {y} (iteration 1 of {iters})"),
-        );
-        for x in 0..w {
-            let (mut sb, mut sg) = (0.0f32, 0.0f32);
-            for r in (y as usize..n).step_by(TILE as usize) {
-                let v = dy[r * w + x];
-                sb += v;
-                sg += v * xh[r * w + x];
-            }
-            partial_b[y as usize][x] = sb;
-            partial_g[y as usize][x] = sg;
-        }
-        let show: Vec<f64> = partial_b[y as usize]
-            .iter()
-            .map(|v| f64::from(*v))
-            .collect();
-        b.compute(
-            y,
-            &show,
-            all,
-            &format!(
-                "∇β partial: column x over rows {y}, {}, … ({iters} adds)",
-                y + 32
-            ),
-            Some(0),
-        );
-    }
-    // Phase 2: partials to shared buf[y][x] (row-wise).
-    for y in 0..TILE {
-        for (base, part, name) in [
-            (base_beta, &partial_b, "∇β"),
-            (base_gamma, &partial_g, "∇γ"),
-        ] {
-            let addr: Vec<Option<u64>> = (0..TILE)
-                .map(|x| Some(base + 4 * (u64::from(y) * stride + u64::from(x))))
-                .collect();
-            let vals: Vec<f64> = part[y as usize].iter().map(|v| f64::from(*v)).collect();
-            b.st_shared(
-                y,
-                &addr,
-                4,
-                &vals,
-                &format!("{name} partial → buf[{y}][x]"),
-                Some(0),
-            )?;
-        }
-    }
-    b.barrier("partials visible to the transposed read");
-    // Phase 3: transposed read buf[x][y]: warp y gets column y's 32 partials.
-    let mut sums_b = vec![0.0f32; w];
-    let mut sums_g = vec![0.0f32; w];
-    let mut loaded = Vec::with_capacity(TILE as usize);
-    for y in 0..TILE {
-        let mut pair = Vec::with_capacity(2);
-        for (base, name) in [(base_beta, "∇β"), (base_gamma, "∇γ")] {
-            let addr: Vec<Option<u64>> = (0..TILE)
-                .map(|x| Some(base + 4 * (u64::from(x) * stride + u64::from(y))))
-                .collect();
-            let v = b.ld_shared(
-                y,
-                &addr,
-                4,
-                &format!("{name}: transposed read buf[x][{y}]"),
-                Some(0),
-            )?;
-            pair.push(v.iter().map(|a| *a as f32).collect::<Vec<f32>>());
-        }
-        loaded.push(pair);
-    }
-    b.barrier("buffers free again (LightSeq's second __syncthreads)");
-    // Phase 4: shfl_down 1, 2, 4, 8, 16; lane 0 holds the column sum.
-    for (y, pair) in loaded.into_iter().enumerate() {
-        let wy = y as u32;
-        let mut regs = pair;
-        let mut level = 1;
-        let mut i = 1;
-        while i < TILE {
-            for (k, name) in ["∇β", "∇γ"].iter().enumerate() {
-                let other = b.shfl(
-                    wy,
-                    ShuffleMode::Down,
-                    i,
-                    &regs[k],
-                    all,
-                    &format!("{name}: shfl_down {i}"),
-                    Some(level),
-                );
-                regs[k] = regs[k].iter().zip(&other).map(|(a, o)| a + o).collect();
-                let show: Vec<f64> = regs[k].iter().map(|v| f64::from(*v)).collect();
-                b.compute(
-                    wy,
-                    &show,
-                    all,
-                    &format!("{name}: add (lane 0 accumulates)"),
-                    Some(level),
-                );
-            }
-            i *= 2;
-            level += 1;
-        }
-        if y < w {
-            sums_b[y] = regs[0][0];
-            sums_g[y] = regs[1][0];
-            let addr: Vec<Option<u64>> =
-                (0..TILE).map(|l| (l == 0).then(|| 4 * y as u64)).collect();
-            b.global(
-                wy,
-                true,
-                &addr,
-                4,
-                &[f64::from(regs[0][0])],
-                &format!("lane 0: ∇β[{y}]"),
-            );
-            b.global(
-                wy,
-                true,
-                &addr
-                    .iter()
-                    .map(|a| a.map(|v| v + (1 << 40)))
-                    .collect::<Vec<_>>(),
-                4,
-                &[f64::from(regs[1][0])],
-                &format!("lane 0: ∇γ[{y}]"),
-            );
-        }
-    }
-    Ok((b.finish(), sums_b, sums_g))
-}
-
-fn atomic_trace(d: u64, n: u64) -> Result<(Trace, u32, u32), Error> {
-    let mut b = Block::new(
-        "atomicAdd(∇β[col], ∇y[row][col])",
-        BlockShape::new(2 * TILE, TILE)?,
-    );
-    // Warp 0, row-major threads: lanes take columns 0..32 of row 0 (fewer if d < 32).
-    let row_major: Vec<Option<u64>> = (0..u64::from(TILE)).map(|l| Some(4 * (l % d))).collect();
-    // Warp 1, column-major threads: lanes take rows 0..32 of column 0.
-    let col_major: Vec<Option<u64>> = (0..u64::from(TILE)).map(|l| (l < n).then_some(0)).collect();
-    b.atomic_add(
-        0,
-        &row_major,
-        4,
-        &[1.0; 32],
-        "row-major: 32 columns of one row",
-    );
-    b.atomic_add(
-        1,
-        &col_major,
-        4,
-        &[1.0; 32],
-        "column-major: 32 rows of one column",
-    );
-    let c0 = crate::simt::atomic::contention(&row_major).max_lanes_per_address;
-    let c1 = crate::simt::atomic::contention(&col_major).max_lanes_per_address;
-    Ok((b.finish(), c0, c1))
-}
-
 /// Runs every scheme; the chosen one fills the headline keys. Reports progress
 /// ([`crate::progress`]) per warp of the tile and per arrival order.
 ///
@@ -761,169 +553,4 @@ pub fn run(p: &DgammaParams) -> Result<DgammaOutput, Error> {
         trace_tiled,
         trace_atomic,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn p(scheme: &str, pad: u32) -> DgammaParams {
-        DgammaParams {
-            rows: 8192,
-            cols: 1024,
-            scheme: scheme.into(),
-            pad,
-            segments: 216,
-            orders: 8,
-            seed: 1,
-        }
-    }
-
-    /// The bank rule by hand: lane x of the transposed read touches word x·(32 + pad) + y, bank
-    /// (x·(32 + pad) + y) mod 32 = (x·pad + y) mod 32; the degree is the largest number of
-    /// lanes (distinct words) sharing a bank.
-    fn degree_by_hand(pad: u32) -> u32 {
-        let mut count = [0u32; 32];
-        for x in 0..32 {
-            count[((x * (32 + pad)) % 32) as usize] += 1;
-        }
-        count.into_iter().max().unwrap()
-    }
-
-    #[test]
-    fn padding_removes_the_conflict() {
-        let o = run(&p("tiled", 0)).unwrap();
-        assert_eq!(o.transposed_conflict_degree, 32);
-        assert_eq!(o.tile.load_banks, vec![0; 32], "every lane in bank 0");
-        assert_eq!(o.tile.store_conflict_degree, 1);
-        // 32 blocks × 32 warps × 4 requests; wavefronts 2·1 + 2·32 per warp.
-        assert_eq!(o.shared_requests, 32 * 32 * 4);
-        assert_eq!(o.shared_wavefronts, 32 * 32 * (2 + 64));
-        assert_eq!(o.avg_wavefronts_per_request, Some(16.5));
-        let o = run(&p("tiled", 1)).unwrap();
-        assert_eq!(o.transposed_conflict_degree, 1);
-        assert_eq!(o.avg_wavefronts_per_request, Some(1.0));
-        assert_eq!(o.tile.load_banks, (0..32).collect::<Vec<u32>>());
-        for pad in 0..=8 {
-            let o = run(&DgammaParams {
-                rows: 64,
-                cols: 64,
-                ..p("tiled", pad)
-            })
-            .unwrap();
-            assert_eq!(
-                o.transposed_conflict_degree,
-                degree_by_hand(pad),
-                "pad {pad}"
-            );
-        }
-        assert_eq!(degree_by_hand(2), 2);
-    }
-
-    #[test]
-    fn tile_sums_match_f64() {
-        let o = run(&p("tiled", 1)).unwrap();
-        // 8192 standard normals summed in f32 in 256-term strands: error well under 1e-3.
-        assert!(
-            o.tile.max_abs_error_dbeta < 1e-3,
-            "{}",
-            o.tile.max_abs_error_dbeta
-        );
-        assert!(o.tile.max_abs_error_dgamma < 1e-3);
-        assert_eq!(o.tile.dbeta.len(), 32);
-        // Integer data: exact. 40 rows × 5 columns of ∇y = 1, x̂ = row index.
-        let (n, w) = (40usize, 5usize);
-        let dy = vec![1.0f32; n * w];
-        let xh: Vec<f32> = (0..n * w).map(|i| (i / w) as f32).collect();
-        let (_, b, g) = simulate_tile(n, w, 5, 0, &dy, &xh, &mut |_| Ok(())).unwrap();
-        assert_eq!(b, vec![40.0; 5]);
-        assert_eq!(g, vec![780.0; 5], "0 + 1 + … + 39 = 780");
-    }
-
-    #[test]
-    fn threads_per_scheme_and_exercise_7() {
-        let o = run(&p("tiled", 0)).unwrap();
-        let t: Vec<u64> = o.schemes.iter().map(|s| s.threads).collect();
-        assert_eq!(t, vec![1024, 8192 * 1024, 32 * 1024, 216 * 1024]);
-        // Exercise 7: P = 216 → 221,184 threads (A100's resident threads), ≈ 38 rows each.
-        assert_eq!(o.two_stage.stage1_threads, 221_184);
-        assert_eq!(o.two_stage.stage1_steps, 38);
-        assert_eq!(o.two_stage.stage2_steps, 216);
-        assert_eq!(o.two_stage.partial_bytes, 216 * 1024 * 2 * 4 * 2);
-        let o = run(&p("two_stage", 0)).unwrap();
-        assert_eq!(o.threads, 221_184);
-        assert_eq!(o.avg_wavefronts_per_request, None);
-    }
-
-    #[test]
-    fn atomics_contend_and_order_changes_the_result() {
-        let o = run(&p("atomic", 0)).unwrap();
-        assert_eq!(o.threads, 8192 * 1024);
-        assert_eq!(o.atomic.updates_per_address, 8192);
-        assert_eq!(o.atomic.warp_contention_row_major, 1);
-        assert_eq!(o.atomic.warp_contention_column_major, 32);
-        assert!(o.atomic.distinct_results >= 2, "{:?}", o.atomic.order_sums);
-        for s in &o.atomic.order_sums {
-            assert!((f64::from(*s) - o.atomic.reference).abs() < 1e-2);
-        }
-        // The order matters, by hand: (1e8 + 1) − 1e8 = 0 in f32, (1e8 − 1e8) + 1 = 1.
-        let v = [1e8f32, 1.0, -1e8];
-        assert_eq!(sum_in_order(&v, &[0, 1, 2]), 0.0);
-        assert_eq!(sum_in_order(&v, &[0, 2, 1]), 1.0);
-    }
-
-    #[test]
-    fn limits_are_refused_with_the_number() {
-        let e = DgammaParams {
-            rows: 1 << 20,
-            ..p("tiled", 0)
-        }
-        .validate()
-        .unwrap_err();
-        assert!(e.to_string().contains("268435456 bytes"), "{e}");
-        assert!(
-            DgammaParams {
-                segments: 0,
-                ..p("tiled", 0)
-            }
-            .validate()
-            .is_err()
-        );
-        let o = run(&DgammaParams {
-            rows: 64,
-            ..p("two_stage", 0)
-        })
-        .unwrap();
-        assert_eq!((o.two_stage.segments, o.two_stage.stage1_steps), (64, 1));
-        assert!(
-            DgammaParams {
-                scheme: "magic".into(),
-                ..p("tiled", 0)
-            }
-            .validate()
-            .is_err()
-        );
-        assert!(
-            DgammaParams {
-                pad: 9,
-                ..p("tiled", 0)
-            }
-            .validate()
-            .is_err()
-        );
-    }
-
-    #[test]
-    fn narrow_matrices_work() {
-        let o = run(&DgammaParams {
-            rows: 32,
-            cols: 1,
-            segments: 1,
-            ..p("tiled", 0)
-        })
-        .unwrap();
-        assert_eq!(o.tile.blocks, 1);
-        assert_eq!(o.tile.dbeta.len(), 1);
-        assert!(o.tile.max_abs_error_dbeta < 1e-5);
-    }
 }

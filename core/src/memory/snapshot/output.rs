@@ -1,0 +1,185 @@
+//! The scene's result: a decoded snapshot summarised (blocks per state, reserved and
+//! allocated bytes, fragmentation, trace actions, the segment map) beside its replay.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::replay::replay;
+use super::{BlockState, Snapshot, sat_sum};
+use crate::memory::mib;
+
+/// One block of the segment map, relative to its segment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MapBlock {
+    /// Offset from the segment's address (bytes).
+    pub offset: u64,
+    /// Size (bytes).
+    pub size: u64,
+    /// Requested bytes (size − requested = rounding loss).
+    pub requested: u64,
+    /// State.
+    pub state: BlockState,
+}
+
+/// One segment of the segment map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MapSegment {
+    /// Address.
+    pub address: u64,
+    /// Size (bytes).
+    pub size: u64,
+    /// `small` or `large`.
+    pub pool: String,
+    /// Device.
+    pub device: i64,
+    /// Blocks.
+    pub blocks: Vec<MapBlock>,
+}
+
+/// The scene's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SnapshotOutput {
+    /// The file read (or `(built-in mini fixture)`).
+    pub path: String,
+    /// `dict` or `list`.
+    pub layout: &'static str,
+    /// Pickle protocol.
+    pub protocol: u8,
+    /// False for the PyTorch ≤ 2.0 layout (block addresses derived).
+    pub blocks_have_addresses: bool,
+    /// Number of segments.
+    pub segments: usize,
+    /// Number of blocks.
+    pub blocks: usize,
+    /// Blocks per state.
+    pub blocks_by_state: BTreeMap<String, usize>,
+    /// Σ segment `total_size` (bytes).
+    pub reserved_bytes: u64,
+    /// Σ segment `allocated_size` (bytes).
+    pub allocated_bytes: u64,
+    /// Reserved, MiB (2²⁰ bytes).
+    pub reserved_mib: f64,
+    /// Allocated, MiB.
+    pub allocated_mib: f64,
+    /// Internal fragmentation: Σ (size − requested_size) over active blocks with a known
+    /// request (bytes).
+    pub internal_fragmentation_bytes: u64,
+    /// External fragmentation: Σ inactive (cached free) block sizes (bytes).
+    pub external_fragmentation_bytes: u64,
+    /// Largest inactive block (bytes): the largest request servable without a new segment.
+    pub largest_free_block_bytes: u64,
+    /// Segments in private (CUDA-graph) pools.
+    pub private_pool_segments: usize,
+    /// Trace events, all devices.
+    pub trace_events: usize,
+    /// Trace events per action.
+    pub trace_actions: BTreeMap<String, usize>,
+    /// Scalar allocator settings as recorded.
+    pub allocator_settings: BTreeMap<String, String>,
+    /// Replay: peak reserved (bytes).
+    pub replay_reserved_peak_bytes: u64,
+    /// Replay: final reserved (bytes).
+    pub replay_reserved_final_bytes: u64,
+    /// Replay: peak allocated (bytes).
+    pub replay_allocated_peak_bytes: u64,
+    /// Replay: peak live requested bytes = one LightSeq2-style up-front allocation (bytes).
+    pub replay_preallocated_bytes: u64,
+    /// Replay: segment sizes in creation order (bytes).
+    pub replay_segments: Vec<u64>,
+    /// Whether the trace starts from an empty allocator.
+    pub trace_starts_empty: bool,
+    /// Whether the replay recreates the file's segments one for one (null: no claim).
+    pub segments_match: Option<bool>,
+    /// Frees of blocks allocated before the trace began.
+    pub replay_unmatched_frees: usize,
+    /// What the replay can and cannot say.
+    pub replay_note: String,
+    /// [`replay_note`](Self::replay_note) in Chinese, built from the same numbers.
+    pub replay_note_zh: String,
+    /// The segment map (segments in file order, blocks in address order).
+    pub segment_map: Vec<MapSegment>,
+}
+
+/// Summarises and replays a decoded snapshot.
+pub fn summarise(path: &str, s: &Snapshot) -> SnapshotOutput {
+    let mut by_state: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut internal, mut external, mut largest_free) = (0u64, 0u64, 0u64);
+    for b in s.segments.iter().flat_map(|sg| &sg.blocks) {
+        let name = match &b.state {
+            BlockState::ActiveAllocated => "active_allocated".to_owned(),
+            BlockState::ActivePendingFree => "active_pending_free".to_owned(),
+            BlockState::Inactive => "inactive".to_owned(),
+            BlockState::Other(o) => o.clone(),
+        };
+        *by_state.entry(name).or_default() += 1;
+        match b.state {
+            BlockState::ActiveAllocated | BlockState::ActivePendingFree if b.requested_size > 0 => {
+                internal = internal.saturating_add(b.size.saturating_sub(b.requested_size));
+            }
+            BlockState::Inactive => {
+                external = external.saturating_add(b.size);
+                largest_free = largest_free.max(b.size);
+            }
+            _ => {}
+        }
+    }
+    let mut actions: BTreeMap<String, usize> = BTreeMap::new();
+    for e in s.device_traces.iter().flatten() {
+        *actions.entry(e.action.clone()).or_default() += 1;
+    }
+    // Sums saturate: a file may hold any integers, and 2⁶⁴ − 1 bytes already says "absurd".
+    let reserved = sat_sum(s.segments.iter().map(|sg| sg.total_size));
+    let allocated = sat_sum(s.segments.iter().map(|sg| sg.allocated_size));
+    let r = replay(s);
+    SnapshotOutput {
+        path: path.to_owned(),
+        layout: s.layout,
+        protocol: s.protocol,
+        blocks_have_addresses: s.blocks_have_addresses,
+        segments: s.segments.len(),
+        blocks: s.segments.iter().map(|sg| sg.blocks.len()).sum(),
+        blocks_by_state: by_state,
+        reserved_bytes: reserved,
+        allocated_bytes: allocated,
+        reserved_mib: mib(reserved),
+        allocated_mib: mib(allocated),
+        internal_fragmentation_bytes: internal,
+        external_fragmentation_bytes: external,
+        largest_free_block_bytes: largest_free,
+        private_pool_segments: s.segments.iter().filter(|sg| sg.private_pool).count(),
+        trace_events: s.device_traces.iter().map(Vec::len).sum(),
+        trace_actions: actions,
+        allocator_settings: s.allocator_settings.clone(),
+        replay_reserved_peak_bytes: r.reserved_peak_bytes,
+        replay_reserved_final_bytes: r.reserved_final_bytes,
+        replay_allocated_peak_bytes: r.allocated_peak_bytes,
+        replay_preallocated_bytes: r.needed_peak_bytes,
+        replay_segments: r.segments,
+        trace_starts_empty: r.starts_empty,
+        segments_match: r.segments_match,
+        replay_unmatched_frees: r.unmatched_frees,
+        replay_note: r.note,
+        replay_note_zh: r.note_zh,
+        segment_map: s
+            .segments
+            .iter()
+            .map(|sg| MapSegment {
+                address: sg.address,
+                size: sg.total_size,
+                pool: sg.segment_type.clone(),
+                device: sg.device,
+                blocks: sg
+                    .blocks
+                    .iter()
+                    .map(|b| MapBlock {
+                        offset: b.address.saturating_sub(sg.address),
+                        size: b.size,
+                        requested: b.requested_size,
+                        state: b.state.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}

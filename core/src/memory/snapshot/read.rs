@@ -1,0 +1,352 @@
+//! Reading a snapshot file: the size limit, the opcode guard ([`crate::memory::pickle::check`]),
+//! decoding (the fast path of [`crate::memory::unpickle`], else `serde-pickle`), and extracting
+//! the segments, blocks, trace events and allocator settings into a [`Snapshot`] — every field
+//! checked, every count bounded, nothing indexed that the file could make out of range.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use serde_pickle::{HashableValue, Value};
+
+use super::{
+    BlockState, MAX_BLOCKS, MAX_FILE_BYTES, MAX_SEGMENTS, MAX_TRACE_EVENTS, PROGRESS_CHECKED,
+    PROGRESS_DECODED, PROGRESS_EVERY, PROGRESS_EXTRACTED, PROGRESS_TOTAL, SnapBlock, SnapSegment,
+    Snapshot, TraceEvent, report_events,
+};
+use crate::Error;
+use crate::memory::pickle;
+
+pub(super) fn key(k: &str) -> HashableValue {
+    HashableValue::String(k.to_owned())
+}
+
+fn field<'a>(d: &'a BTreeMap<HashableValue, Value>, k: &str) -> Option<&'a Value> {
+    d.get(&key(k)).filter(|v| !matches!(v, Value::None))
+}
+
+fn as_u64(v: &Value) -> Option<u64> {
+    match v {
+        Value::I64(i) => u64::try_from(*i).ok(),
+        Value::Bool(b) => Some(u64::from(*b)),
+        _ => None,
+    }
+}
+
+fn as_i64(v: &Value) -> Option<i64> {
+    match v {
+        Value::I64(i) => Some(*i),
+        _ => None,
+    }
+}
+
+fn as_str(v: &Value) -> Option<&str> {
+    match v {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn as_list(v: &Value) -> Option<&[Value]> {
+    match v {
+        Value::List(l) | Value::Tuple(l) => Some(l),
+        _ => None,
+    }
+}
+
+fn as_dict(v: &Value) -> Option<&BTreeMap<HashableValue, Value>> {
+    match v {
+        Value::Dict(d) => Some(d),
+        _ => None,
+    }
+}
+
+fn need_u64(d: &BTreeMap<HashableValue, Value>, k: &str, at: &str) -> Result<u64, Error> {
+    match field(d, k) {
+        Some(v) => as_u64(v)
+            .ok_or_else(|| Error::BadInput(format!("{at}: `{k}` is not a non-negative integer"))),
+        None => Err(Error::BadInput(format!("{at}: field `{k}` is missing"))),
+    }
+}
+
+fn opt_u64(d: &BTreeMap<HashableValue, Value>, k: &str) -> u64 {
+    field(d, k).and_then(as_u64).unwrap_or(0)
+}
+
+/// Reads a snapshot file (at most [`MAX_FILE_BYTES`]).
+///
+/// # Errors
+/// [`Error::BadInput`] for an unreadable, oversized, malformed or unsafe file.
+pub fn read_file(path: &str) -> Result<Snapshot, Error> {
+    let f = std::fs::File::open(path)
+        .map_err(|e| Error::BadInput(format!("cannot open snapshot `{path}`: {e}")))?;
+    if let Ok(m) = f.metadata() {
+        if m.len() > MAX_FILE_BYTES {
+            return Err(Error::BadInput(format!(
+                "snapshot `{path}` is {} bytes; warpscope reads files up to {MAX_FILE_BYTES} bytes (1 GiB)",
+                m.len()
+            )));
+        }
+        if m.is_dir() {
+            return Err(Error::BadInput(format!(
+                "`{path}` is a directory, not a snapshot file"
+            )));
+        }
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::BadInput(format!("cannot read snapshot `{path}`: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Error::BadInput(format!(
+            "snapshot `{path}` is over {MAX_FILE_BYTES} bytes (1 GiB), the most warpscope reads"
+        )));
+    }
+    parse(&bytes).map_err(|e| match e {
+        Error::BadInput(m) => Error::BadInput(format!("snapshot `{path}`: {m}")),
+        other => other,
+    })
+}
+
+/// Decodes snapshot bytes. Reports progress ([`crate::progress`]): after the opcode guard (5 %),
+/// after `serde-pickle`'s decoding (70 %; one step that cannot stop midway — about 3 s for a
+/// 224 MB file), then every 4,096 trace events up to 80 % (the replay does the rest).
+///
+/// # Errors
+/// [`Error::BadInput`] for a malformed or unsafe pickle or a value that is not a snapshot;
+/// [`Error::Cancelled`] when the current progress scope is cancelled.
+pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
+    crate::progress::report(0, PROGRESS_TOTAL)?;
+    let summary = pickle::check(bytes)?;
+    crate::progress::report(PROGRESS_CHECKED, PROGRESS_TOTAL)?;
+    // serde-pickle 1.2 counts memo references per occurrence in the stream, but expands a shared
+    // container once per reference; a reference nested inside a shared container (PyTorch shares
+    // stack-frame dicts and their strings between blocks and trace events) then runs out and is
+    // reported as "recursive". `replace_recursive_structures` turns those into `None`; the
+    // fields this reader uses (segments, blocks, trace events: unshared dicts) are unaffected, and
+    // one that did come back `None` would be reported as missing, never read as a number.
+    // The fast path skips the `frames` of every block and event (most of a large file); it
+    // declines anything it does not handle exactly, and serde-pickle decodes that instead.
+    let mut cancelled = false;
+    let fast = crate::memory::unpickle::decode_without_frames(bytes, &mut |at| {
+        let done = PROGRESS_CHECKED
+            + (PROGRESS_DECODED - PROGRESS_CHECKED) * at as u64 / bytes.len().max(1) as u64;
+        cancelled = crate::progress::report(done, PROGRESS_TOTAL).is_err();
+        !cancelled
+    });
+    if cancelled {
+        return Err(Error::Cancelled);
+    }
+    let value = match fast {
+        Some(v) => v,
+        None => {
+            let options = serde_pickle::DeOptions::new().replace_recursive_structures();
+            serde_pickle::value_from_slice(bytes, options)
+                .map_err(|e| Error::BadInput(format!("not a readable pickle: {e}")))?
+        }
+    };
+    let out = extract(&value, summary.protocol);
+    if out == Err(Error::Cancelled) && bytes.len() >= BACKGROUND_DROP_BYTES {
+        drop_in_background(value);
+    }
+    out
+}
+
+/// Files at least this large have their decoded value freed on another thread when cancelled.
+const BACKGROUND_DROP_BYTES: usize = 16 << 20;
+
+/// Frees a decoded pickle on a short-lived thread of its own: the 250,000-event synthetic file
+/// decodes into millions of small allocations whose freeing takes about a second, which a
+/// cancel need not wait for. (Not done for a successful read: on two shared cores the freeing
+/// thread then competes with whatever runs next — back-to-back reads got slower.) Inline if no
+/// thread can be started.
+fn drop_in_background(v: Value) {
+    // On failure `spawn` drops the closure, and `v` with it, right here.
+    let _ = std::thread::Builder::new()
+        .name("snapshot-free".into())
+        .spawn(move || drop(v));
+}
+
+/// The snapshot's fields from the decoded pickle.
+fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
+    crate::progress::report(PROGRESS_DECODED, PROGRESS_TOTAL)?;
+    let (layout, segs_v, traces_v, settings_v) = match value {
+        Value::Dict(d) => (
+            "dict",
+            field(d, "segments").ok_or_else(|| {
+                Error::BadInput("not a memory snapshot: the dict has no `segments`".into())
+            })?,
+            field(d, "device_traces"),
+            field(d, "allocator_settings"),
+        ),
+        Value::List(_) => ("list", value, None, None),
+        _ => {
+            return Err(Error::BadInput(
+                "not a memory snapshot: expected a dict with `segments` or a list of segments"
+                    .into(),
+            ));
+        }
+    };
+    let segs_l = as_list(segs_v)
+        .ok_or_else(|| Error::BadInput("not a memory snapshot: `segments` is not a list".into()))?;
+    if segs_l.len() > MAX_SEGMENTS {
+        return Err(Error::BadInput(format!(
+            "{} segments; warpscope reads at most {MAX_SEGMENTS}",
+            segs_l.len()
+        )));
+    }
+    let mut segments = Vec::with_capacity(segs_l.len());
+    let mut all_have_addresses = true;
+    let mut block_count = 0usize;
+    for (i, sv) in segs_l.iter().enumerate() {
+        let at = format!("segment {i}");
+        let d = as_dict(sv).ok_or_else(|| Error::BadInput(format!("{at} is not a dict")))?;
+        let address = need_u64(d, "address", &at)?;
+        let total_size = need_u64(d, "total_size", &at)?;
+        let blocks_l = match field(d, "blocks") {
+            Some(b) => as_list(b)
+                .ok_or_else(|| Error::BadInput(format!("{at}: `blocks` is not a list")))?,
+            None => &[],
+        };
+        block_count += blocks_l.len();
+        if block_count > MAX_BLOCKS {
+            return Err(Error::BadInput(format!(
+                "more than {MAX_BLOCKS} blocks; warpscope reads at most that many"
+            )));
+        }
+        let mut blocks = Vec::with_capacity(blocks_l.len());
+        let mut offset = 0u64;
+        for (j, bv) in blocks_l.iter().enumerate() {
+            let at = format!("segment {i} block {j}");
+            let b = as_dict(bv).ok_or_else(|| Error::BadInput(format!("{at} is not a dict")))?;
+            let size = need_u64(b, "size", &at)?;
+            let baddr = match field(b, "address") {
+                Some(v) => {
+                    as_u64(v).ok_or_else(|| Error::BadInput(format!("{at}: bad `address`")))?
+                }
+                None => {
+                    all_have_addresses = false;
+                    address.saturating_add(offset)
+                }
+            };
+            offset = offset.saturating_add(size);
+            let state = match field(b, "state").and_then(as_str) {
+                Some("active_allocated") => BlockState::ActiveAllocated,
+                Some("active_pending_free" | "active_awaiting_free") => {
+                    BlockState::ActivePendingFree
+                }
+                Some("inactive") => BlockState::Inactive,
+                Some(other) => BlockState::Other(other.chars().take(40).collect()),
+                None => return Err(Error::BadInput(format!("{at}: field `state` is missing"))),
+            };
+            blocks.push(SnapBlock {
+                address: baddr,
+                size,
+                requested_size: opt_u64(b, "requested_size"),
+                state,
+            });
+        }
+        let allocated_size = match field(d, "allocated_size") {
+            Some(v) => {
+                as_u64(v).ok_or_else(|| Error::BadInput(format!("{at}: bad `allocated_size`")))?
+            }
+            None => blocks
+                .iter()
+                .filter(|b| b.state == BlockState::ActiveAllocated)
+                .fold(0u64, |a, b| a.saturating_add(b.size)),
+        };
+        let private_pool = match field(d, "segment_pool_id").and_then(as_list) {
+            Some(ids) => ids.iter().any(|x| as_i64(x).is_some_and(|v| v != 0)),
+            None => false,
+        };
+        segments.push(SnapSegment {
+            device: field(d, "device").and_then(as_i64).unwrap_or(0),
+            address,
+            total_size,
+            allocated_size,
+            active_size: opt_u64(d, "active_size"),
+            requested_size: opt_u64(d, "requested_size"),
+            stream: opt_u64(d, "stream"),
+            segment_type: field(d, "segment_type")
+                .and_then(as_str)
+                .unwrap_or("")
+                .chars()
+                .take(16)
+                .collect(),
+            is_expandable: field(d, "is_expandable")
+                .is_some_and(|v| matches!(v, Value::Bool(true))),
+            private_pool,
+            blocks,
+        });
+    }
+    let mut device_traces = Vec::new();
+    if let Some(tv) = traces_v {
+        let tl =
+            as_list(tv).ok_or_else(|| Error::BadInput("`device_traces` is not a list".into()))?;
+        let mut count = 0usize;
+        let total_events = tl
+            .iter()
+            .filter_map(as_list)
+            .map(<[Value]>::len)
+            .sum::<usize>();
+        for (dev, t) in tl.iter().enumerate() {
+            let evs = as_list(t)
+                .ok_or_else(|| Error::BadInput(format!("`device_traces[{dev}]` is not a list")))?;
+            count += evs.len();
+            if count > MAX_TRACE_EVENTS {
+                return Err(Error::BadInput(format!(
+                    "more than {MAX_TRACE_EVENTS} trace events; warpscope reads at most that many"
+                )));
+            }
+            let mut out = Vec::with_capacity(evs.len());
+            let before = count - evs.len();
+            for (k, ev) in evs.iter().enumerate() {
+                if k % PROGRESS_EVERY == 0 {
+                    report_events(
+                        PROGRESS_DECODED,
+                        PROGRESS_EXTRACTED,
+                        before + k,
+                        total_events,
+                    )?;
+                }
+                let at = format!("device {dev} trace event {k}");
+                let e =
+                    as_dict(ev).ok_or_else(|| Error::BadInput(format!("{at} is not a dict")))?;
+                let action = field(e, "action")
+                    .and_then(as_str)
+                    .ok_or_else(|| Error::BadInput(format!("{at}: field `action` is missing")))?;
+                out.push(TraceEvent {
+                    action: action.chars().take(32).collect(),
+                    addr: field(e, "addr").and_then(as_u64),
+                    size: opt_u64(e, "size"),
+                    stream: opt_u64(e, "stream"),
+                    device_free: field(e, "device_free").and_then(as_u64),
+                });
+            }
+            device_traces.push(out);
+        }
+    }
+    let mut allocator_settings = BTreeMap::new();
+    if let Some(Value::Dict(d)) = settings_v {
+        for (k, v) in d.iter().take(64) {
+            if let HashableValue::String(k) = k {
+                let text = match v {
+                    Value::I64(i) => i.to_string(),
+                    Value::F64(f) => f.to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    Value::String(s) => s.chars().take(200).collect(),
+                    Value::None => "None".into(),
+                    _ => continue,
+                };
+                allocator_settings.insert(k.chars().take(64).collect(), text);
+            }
+        }
+    }
+    Ok(Snapshot {
+        layout,
+        protocol,
+        blocks_have_addresses: all_have_addresses,
+        segments,
+        device_traces,
+        allocator_settings,
+    })
+}

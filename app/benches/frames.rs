@@ -11,6 +11,9 @@
 //! frame, `…-zoom` changes the shown range of events every frame (the plot's min–max columns are
 //! recomputed from all events in the range).
 
+// Test code: a failed expectation is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

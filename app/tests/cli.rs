@@ -1,6 +1,9 @@
 //! The CLI contract (SCENES.md): `report SCENE --set k=v --json` prints
 //! `{"scene", "params", "result"}`; invalid values exit 2 naming the parameter and its range.
 
+// Test code: a failed expectation is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::process::{Command, Output};
 
 fn warpscope(args: &[&str]) -> Output {

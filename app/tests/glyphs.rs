@@ -4,6 +4,9 @@
 //! the fonts the window and the exporter use — egui's defaults, then the embedded Noto Sans CJK
 //! SC and DejaVu Sans subsets (`assets/fonts/subset.sh` regenerates them from the same sources).
 
+// Test code: a failed expectation is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use skrifa::MetadataProvider;
 
 fn sources() -> Vec<std::path::PathBuf> {

@@ -1,6 +1,9 @@
 //! GUI tests through the accessibility tree (no GPU needed) and image snapshots rendered on a
 //! real wgpu adapter (lavapipe in CI; skipped with the reason elsewhere when there is none).
 
+// Test code: a failed expectation is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;

@@ -196,9 +196,16 @@ mod tests {
             assert!(seen.insert(e.scene), "{} listed twice", e.scene);
             let scene = warpscope_core::scene::find(e.scene).expect("a registered scene");
             assert!(std::ptr::eq(entry(e.scene), e));
-            let out = e.compute(scene, scene.defaults()).expect("computes at its defaults");
+            let out = e
+                .compute(scene, scene.defaults())
+                .expect("computes at its defaults");
             let view = e.make();
-            assert_eq!(view.events(&out) > 0, STEPPED.contains(&e.scene), "{}", e.scene);
+            assert_eq!(
+                view.events(&out) > 0,
+                STEPPED.contains(&e.scene),
+                "{}",
+                e.scene
+            );
             assert_eq!(view.events(&other), 0, "{} counted another result", e.scene);
         }
         // A scene without a view of its own falls back to the generic table.

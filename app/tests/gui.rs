@@ -116,17 +116,6 @@ fn pollster_block<F: std::future::Future>(f: F) -> F::Output {
 }
 
 #[test]
-fn reductions_scene_snapshot() {
-    // Stop mid-butterfly: the first three levels of warp 0's first sum are filled.
-    snapshot_scene("reduction", 6);
-}
-
-#[test]
-fn banks_scene_snapshot() {
-    snapshot_scene("banks", 0);
-}
-
-#[test]
 fn every_scene_opens_and_draws_its_result() {
     for s in warpscope_core::scene::scenes() {
         let mut h = harness(s.id);
@@ -135,71 +124,6 @@ fn every_scene_opens_and_draws_its_result() {
         assert!(state.error.is_none(), "{}: {:?}", s.id, state.error);
         assert!(state.computed.is_some(), "{}", s.id);
     }
-}
-
-/// Renders `scene` at its defaults after `steps` clicks on "Step event >" and compares it with
-/// the checked-in snapshot.
-fn snapshot_scene(scene: &str, steps: usize) {
-    if !adapter_or_skip() {
-        return;
-    }
-    let mut app = WarpscopeApp::new(Some(scene));
-    app.synchronous = true;
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .wgpu()
-        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
-    h.run();
-    for _ in 0..steps {
-        h.get_by_label("Step event >").click();
-        h.run();
-    }
-    h.snapshot(scene);
-}
-
-#[test]
-fn softmax_warp_snapshot() {
-    snapshot_scene("softmax-warp", 4);
-}
-
-#[test]
-fn softmax_fusion_snapshot() {
-    snapshot_scene("softmax-fusion", 0);
-}
-
-#[test]
-fn snapshot_layernorm_syncs() {
-    snapshot_scene("layernorm-syncs", 8);
-}
-
-#[test]
-fn snapshot_layernorm_bytes() {
-    snapshot_scene("layernorm-bytes", 0);
-}
-
-#[test]
-fn snapshot_layernorm_error() {
-    snapshot_scene("layernorm-error", 0);
-}
-
-#[test]
-fn snapshot_layernorm_dgamma() {
-    snapshot_scene("layernorm-dgamma", 40);
-}
-
-#[test]
-fn snapshot_trainer_census() {
-    snapshot_scene("trainer-census", 0);
-}
-
-#[test]
-fn snapshot_trainer_workspace() {
-    snapshot_scene("trainer-workspace", 0);
-}
-
-#[test]
-fn snapshot_trainer_fp16() {
-    snapshot_scene("trainer-fp16", 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -333,16 +257,6 @@ fn wgpu_harness(scene: &str) -> Option<Harness<'static, WarpscopeApp>> {
 }
 
 #[test]
-fn memory_lifetimes_snapshot() {
-    snapshot_scene("memory-lifetimes", 0);
-}
-
-#[test]
-fn memory_plan_snapshot() {
-    snapshot_scene("memory-plan", 0);
-}
-
-#[test]
 fn memory_allocator_snapshot() {
     let Some(mut h) = wgpu_harness("memory-allocator") else {
         return;
@@ -355,11 +269,6 @@ fn memory_allocator_snapshot() {
 }
 
 #[test]
-fn memory_snapshot_snapshot() {
-    snapshot_scene("memory-snapshot", 0);
-}
-
-#[test]
 fn memory_snapshot_real_file_snapshot() {
     let Some(mut h) = wgpu_harness("memory-snapshot") else {
         return;
@@ -369,16 +278,6 @@ fn memory_snapshot_real_file_snapshot() {
         "../core/tests/data/snapshots/torch2.11-cs336-a2.pickle",
     );
     h.snapshot("memory-snapshot-cs336");
-}
-
-#[test]
-fn snapshot_step_ledger() {
-    snapshot_scene("step-ledger", 0);
-}
-
-#[test]
-fn snapshot_exercises() {
-    snapshot_scene("exercises", 0);
 }
 
 #[test]
@@ -648,163 +547,6 @@ fn export_buttons_without_a_dialog_write_into_the_default_folders_and_say_where(
     h.get_by_label_contains("warpscope gui --preset");
 }
 
-/// Renders `scene` in the Slides theme in English and in Chinese at event `step`, and compares
-/// both with `snapshots/slides-en/<scene>.png` and `snapshots/slides-zh/<scene>.png`.
-fn snapshot_slides(scene: &'static str, step: usize) {
-    snapshot_slides_with(scene, step, egui_kittest::SnapshotOptions::default());
-}
-
-fn snapshot_slides_with(scene: &'static str, step: usize, options: egui_kittest::SnapshotOptions) {
-    if !adapter_or_skip() {
-        return;
-    }
-    // One harness per language: their results are merged so both are reported (and updated).
-    let mut results = egui_kittest::SnapshotResults::new();
-    for (lang, zh) in [("en", false), ("zh", true)] {
-        let mut app = WarpscopeApp::new(Some(scene));
-        app.synchronous = true;
-        app.zh = zh;
-        app.theme = warpscope::export::Theme::Slides;
-        let mut h = Harness::builder()
-            .with_size(egui::vec2(1280.0, 800.0))
-            .wgpu()
-            .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
-        h.run();
-        if step > 0 {
-            if let Some(s) = h.state_mut().state(scene) {
-                s.stepper.pos = step;
-            }
-            h.run();
-        }
-        h.snapshot_options(format!("slides-{lang}/{scene}"), &options);
-        results.extend(h.take_snapshot_results());
-    }
-}
-
-#[test]
-fn slides_every_scene_has_a_snapshot_test() {
-    // Keep the list below complete: a new scene needs its slides snapshots.
-    let listed = include_str!("gui.rs");
-    for s in warpscope_core::scene::scenes() {
-        assert!(
-            listed.contains(&format!("fn slides_{}()", s.id.replace('-', "_"))),
-            "no slides snapshot for {}",
-            s.id
-        );
-    }
-}
-
-#[test]
-fn slides_reduction() {
-    snapshot_slides("reduction", 6);
-}
-
-#[test]
-fn slides_banks() {
-    snapshot_slides("banks", 0);
-}
-
-#[test]
-fn slides_layernorm_formulas() {
-    snapshot_slides("layernorm-formulas", 0);
-}
-
-#[test]
-fn slides_layernorm_syncs() {
-    snapshot_slides("layernorm-syncs", 8);
-}
-
-#[test]
-fn slides_layernorm_bytes() {
-    snapshot_slides("layernorm-bytes", 0);
-}
-
-#[test]
-fn slides_layernorm_error() {
-    snapshot_slides("layernorm-error", 0);
-}
-
-#[test]
-fn slides_layernorm_dgamma() {
-    snapshot_slides("layernorm-dgamma", 40);
-}
-
-#[test]
-fn slides_softmax_formula() {
-    snapshot_slides("softmax-formula", 0);
-}
-
-#[test]
-fn slides_softmax_warp() {
-    snapshot_slides("softmax-warp", 4);
-}
-
-#[test]
-fn slides_softmax_fusion() {
-    snapshot_slides("softmax-fusion", 0);
-}
-
-#[test]
-fn slides_softmax_saved() {
-    snapshot_slides("softmax-saved", 0);
-}
-
-#[test]
-fn slides_trainer_census() {
-    snapshot_slides("trainer-census", 0);
-}
-
-#[test]
-fn slides_trainer_workspace() {
-    snapshot_slides("trainer-workspace", 0);
-}
-
-#[test]
-fn slides_trainer_fp16() {
-    snapshot_slides("trainer-fp16", 0);
-}
-
-#[test]
-fn slides_trainer_timing() {
-    // Timed on this CPU: the measured numbers change from run to run, so this snapshot checks
-    // the layout (labels, table, fonts) and lets the digits differ.
-    snapshot_slides_with(
-        "trainer-timing",
-        0,
-        egui_kittest::SnapshotOptions::new().max_failed_pixels(20_000),
-    );
-}
-
-#[test]
-fn slides_memory_lifetimes() {
-    snapshot_slides("memory-lifetimes", 0);
-}
-
-#[test]
-fn slides_memory_plan() {
-    snapshot_slides("memory-plan", 0);
-}
-
-#[test]
-fn slides_memory_allocator() {
-    snapshot_slides("memory-allocator", 0);
-}
-
-#[test]
-fn slides_memory_snapshot() {
-    snapshot_slides("memory-snapshot", 0);
-}
-
-#[test]
-fn slides_step_ledger() {
-    snapshot_slides("step-ledger", 0);
-}
-
-#[test]
-fn slides_exercises() {
-    snapshot_slides("exercises", 0);
-}
-
 #[test]
 fn snapshot_timeline_scrubs_and_zooms_event_by_event() {
     // The bundled mini fixture: 50 trace events; event 2 is a 20 MiB segment_alloc (its
@@ -837,4 +579,137 @@ fn snapshot_timeline_scrubs_and_zooms_event_by_event() {
     h.get_by_label("Whole trace").click();
     h.run();
     assert_eq!(zoom(&mut h), None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Image snapshots of every scene, from the scene registry: the window's default size in the
+// dark theme, slides in both languages, and the small window in the other theme/language pairs.
+
+/// The event each stepped scene is shown at: mid-butterfly for the reductions, the padded
+/// tile's first load for ∇γ (the events SCENES.md names); 0 for the rest.
+fn featured_event(scene: &str) -> usize {
+    match scene {
+        "reduction" => 6,
+        "softmax-warp" => 4,
+        "layernorm-syncs" => 8,
+        "layernorm-dgamma" => 40,
+        _ => 0,
+    }
+}
+
+/// How far a snapshot may differ: trainer-timing shows times measured on this CPU, so its
+/// digits change from run to run and only its layout is compared.
+fn tolerance(scene: &str) -> egui_kittest::SnapshotOptions {
+    if scene == "trainer-timing" {
+        egui_kittest::SnapshotOptions::new().max_failed_pixels(20_000)
+    } else {
+        egui_kittest::SnapshotOptions::default()
+    }
+}
+
+/// Renders every registered scene at `size` in `theme` and language `zh`, at its featured
+/// event (stepped with the "Step event >" button when `click`, else set directly), and compares
+/// each with `snapshots/<folder>/<scene>.png`; all differences are reported together.
+fn snapshot_every_scene(
+    folder: &str,
+    size: (f32, f32),
+    theme: warpscope::export::Theme,
+    zh: bool,
+    click: bool,
+) {
+    if !adapter_or_skip() {
+        return;
+    }
+    let mut results = egui_kittest::SnapshotResults::new();
+    for scene in warpscope_core::scene::scenes() {
+        let mut app = WarpscopeApp::new(Some(scene.id));
+        app.synchronous = true;
+        app.zh = zh;
+        app.theme = theme;
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(size.0, size.1))
+            .wgpu()
+            .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
+        h.run();
+        let step = featured_event(scene.id);
+        if click {
+            for _ in 0..step {
+                h.get_by_label("Step event >").click();
+                h.run();
+            }
+        } else if step > 0 {
+            if let Some(s) = h.state_mut().state(scene.id) {
+                s.stepper.pos = step;
+            }
+            h.run();
+        }
+        h.snapshot_options(format!("{folder}/{}", scene.id), &tolerance(scene.id));
+        results.extend(h.take_snapshot_results());
+    }
+}
+
+#[test]
+fn snapshots_dark_english_at_1400() {
+    snapshot_every_scene(
+        "dark-en",
+        (1400.0, 900.0),
+        warpscope::export::Theme::Dark,
+        false,
+        true,
+    );
+}
+
+#[test]
+fn snapshots_slides_english() {
+    snapshot_every_scene(
+        "slides-en",
+        (1280.0, 800.0),
+        warpscope::export::Theme::Slides,
+        false,
+        false,
+    );
+}
+
+#[test]
+fn snapshots_slides_chinese() {
+    snapshot_every_scene(
+        "slides-zh",
+        (1280.0, 800.0),
+        warpscope::export::Theme::Slides,
+        true,
+        false,
+    );
+}
+
+#[test]
+fn snapshots_small_window_dark_chinese() {
+    snapshot_every_scene(
+        "small/dark-zh",
+        (1024.0, 700.0),
+        warpscope::export::Theme::Dark,
+        true,
+        false,
+    );
+}
+
+#[test]
+fn snapshots_small_window_light_english() {
+    snapshot_every_scene(
+        "small/light-en",
+        (1024.0, 700.0),
+        warpscope::export::Theme::Light,
+        false,
+        false,
+    );
+}
+
+#[test]
+fn snapshots_small_window_light_chinese() {
+    snapshot_every_scene(
+        "small/light-zh",
+        (1024.0, 700.0),
+        warpscope::export::Theme::Light,
+        true,
+        false,
+    );
 }

@@ -1,4 +1,4 @@
-//! The CLI contract (SCENES.md): `report SCENE --set k=v --json` prints
+//! The CLI contract: `report SCENE --set k=v --json` prints
 //! `{"scene", "params", "result"}`; invalid values exit 2 naming the parameter and its range.
 
 // Test code: a failed expectation is the test failing.

@@ -306,7 +306,7 @@ fn language_and_theme_switch_at_runtime() {
     h.run();
     h.get_by_label("中文").click();
     h.run();
-    // Titles and parameter labels now in Chinese (SCENES.md: the lecture is bilingual).
+    // Titles and parameter labels now in Chinese (the lecture is bilingual).
     h.get_by_label_contains("bank 实验场");
     h.get_by_role_and_label(Role::Slider, "行数");
     h.get_by_label_contains("LayerNorm 反向");
@@ -586,7 +586,7 @@ fn snapshot_timeline_scrubs_and_zooms_event_by_event() {
 // dark theme, slides in both languages, and the small window in the other theme/language pairs.
 
 /// The event each stepped scene is shown at: mid-butterfly for the reductions, the padded
-/// tile's first load for ∇γ (the events SCENES.md names); 0 for the rest.
+/// tile's first load for ∇γ; 0 for the rest.
 fn featured_event(scene: &str) -> usize {
     match scene {
         "reduction" => 6,

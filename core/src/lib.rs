@@ -13,8 +13,8 @@
 //! - Labs: [`reduction`] and [`banks`] (foundation), [`layernorm`] (A, §2), [`softmax`]
 //!   (B, §3), [`trainer`] (C, §4), [`memory`] (D, §5), [`step`] (E, §6, and the §9 exercises).
 //!
-//! Figures quoted from the lecture (`shared/lecture/lecture11-lightseq2-training.txt`) are
-//! checks in tests, never constants in the computation.
+//! Figures quoted from the lecture (*Accelerating Transformer on GPU (II): Training with
+//! LightSeq2*) are checks in tests, never constants in the computation.
 
 pub mod banks;
 pub mod cost;

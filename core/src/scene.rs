@@ -38,7 +38,7 @@ impl std::fmt::Debug for Scene {
 }
 
 /// What `warpscope report SCENE --json` prints: `{"scene", "params", "result"}`
-/// (the CLI contract in SCENES.md).
+/// (the CLI contract).
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     /// The scene id.

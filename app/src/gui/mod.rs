@@ -21,8 +21,8 @@ pub use self::errors::{ErrorEntry, error_zh, expected_zh};
 use crate::i18n::tr;
 use crate::trf;
 
-/// The lecture's chapters as the navigator shows them, with the scenes each will hold
-/// (SCENES.md). Ids not in the registry yet are listed as "not built yet".
+/// The lecture's chapters as the navigator shows them, with the scenes each will hold.
+/// Ids not in the registry yet are listed as "not built yet".
 pub const CHAPTERS: &[(&str, &str, &str, &[&str])] = &[
     (
         "Foundations",

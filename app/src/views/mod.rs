@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn every_registry_line_names_a_scene_once_and_steps_only_its_own_result() {
-        // The scenes whose views walk a trace with the stepper (SCENES.md).
+        // The scenes whose views walk a trace with the stepper.
         const STEPPED: &[&str] = &[
             "reduction",
             "layernorm-syncs",

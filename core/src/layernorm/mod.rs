@@ -412,7 +412,7 @@ mod tests {
 }
 #[cfg(test)]
 mod contract_tests {
-    /// The CLI contract (SCENES.md): each scene's result carries these keys.
+    /// The CLI contract: each scene's result carries these keys.
     #[test]
     fn every_scene_answers_with_the_contract_keys() {
         let want: &[(&str, &[&str])] = &[

@@ -230,7 +230,7 @@ mod tests {
 
     #[test]
     fn the_mini_fixture_starts_empty_and_reaches_its_hand_counted_totals() {
-        // Counted from the fixture's 50 events (shared/snapshots): 14 segment_alloc events sum to
+        // Counted from the fixture's 50 events (`core/tests/data/snapshots/torch2.11-mini-fixture.pickle`): 14 segment_alloc events sum to
         // the file's reserved 421,527,552 B, so reserved starts at 0; live requested bytes peak at
         // 402,752,512 B and end at 402,719,744 B (28 allocs, 4 matched frees).
         let s = snapshot::parse(snapshot::BUILTIN_FIXTURE).expect("fixture parses");

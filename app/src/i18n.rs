@@ -45,3 +45,8 @@ macro_rules! trf {
         if $crate::i18n::zh($ui) { format!($zh $(, $arg)*) } else { format!($en $(, $arg)*) }
     };
 }
+
+/// `text` in the language of `ui` (core's bilingual texts).
+pub fn pick<'a, S: AsRef<str>>(ui: &egui::Ui, text: &'a warpscope_core::text::Text<S>) -> &'a str {
+    text.get(zh(ui))
+}

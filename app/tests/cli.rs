@@ -551,7 +551,7 @@ fn export_in_chinese_translates_the_notes_core_computes() {
     let dir = tempfile::tempdir().expect("temp dir");
     let svg = dir.path().join("step-ledger-zh.svg");
     let rows = export_rows(&svg, &["step-ledger", "--lang", "zh"]);
-    // The lecture checks' notes and figures (core's `note_zh` / `figure_zh`), not the English.
+    // The lecture checks' notes and figures (the `zh` of core's bilingual `note` and `figure`), not the English.
     assert!(
         rows.iter()
             .any(|t| t.contains("3 个内核 × 436 个张量（Lab C 的统计）")),

@@ -30,6 +30,7 @@ pub mod session;
 pub mod simt;
 pub mod softmax;
 pub mod step;
+pub mod text;
 pub mod trainer;
 
 pub use error::Error;

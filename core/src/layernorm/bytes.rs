@@ -44,6 +44,7 @@
 //! sums are taken from the row blocks as partials (3 passes + partials, which needs a second
 //! pass over them); see [`LectureQuote::note`].
 
+use crate::text::Text;
 use serde::Serialize;
 
 use crate::Error;
@@ -231,7 +232,7 @@ pub struct Ledger {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LectureQuote {
     /// Where they come from.
-    pub source: &'static str,
+    pub source: Text<&'static str>,
     /// Autograd-style MB.
     pub autograd_mb: f64,
     /// Autograd-style µs.
@@ -241,11 +242,7 @@ pub struct LectureQuote {
     /// Fused µs.
     pub fused_us: f64,
     /// Why ours may differ.
-    pub note: &'static str,
-    /// [`source`](Self::source) in Chinese (for the Chinese UI).
-    pub source_zh: &'static str,
-    /// [`note`](Self::note) in Chinese, in the lecture's terms, with the same numbers.
-    pub note_zh: &'static str,
+    pub note: Text<&'static str>,
 }
 
 /// The scene's result.
@@ -456,24 +453,28 @@ pub fn run(p: &BytesParams) -> Result<BytesOutput, Error> {
         autograd,
         fused,
         lecture_quoted: LectureQuote {
-            source: "lecture 11 §2.2 (script 01 part 2), 8192 tokens × 1024, fp16, A100",
+            source: Text::new(
+                "lecture 11 §2.2 (script 01 part 2), 8192 tokens × 1024, fp16, A100",
+                "第 11 讲 §2.2（01 号脚本第 2 部分），8192 个 token × 1024，fp16，A100",
+            ),
             autograd_mb: 302.8,
             autograd_us: 230.7,
             fused_mb: 71.3,
             fused_us: 49.9,
-            note: "Autograd side: this ledger gives 302.2 MB / 230.3 µs with the lecture's 9 \
+            note: Text::new(
+                "Autograd side: this ledger gives 302.2 MB / 230.3 µs with the lecture's 9 \
                    launches (18 tensor passes + row and column vectors); the lecture's extra \
                    0.6 MB is not itemised there. Fused side: the lecture's 71.3 MB is 4.25 \
                    tensor passes; this ledger counts 5 (the ∇x part and the ∇γ/∇β part of one \
                    launch each read ∇y and x, because they parallelise over rows and over \
                    columns). A ∇x-only kernel would be 3 passes (50.4 MB); the lecture's \
                    decomposition of its 4.25 is not stated.",
-            source_zh: "第 11 讲 §2.2（01 号脚本第 2 部分），8192 个 token × 1024，fp16，A100",
-            note_zh: "自动求导式：本账按讲义的 9 次发射得 302.2 MB / 230.3 µs（18 倍张量大小的读写 \
+                "自动求导式：本账按讲义的 9 次发射得 302.2 MB / 230.3 µs（18 倍张量大小的读写 \
                       + 行向量和列向量）；讲义多出的 0.6 MB 在那里没有逐项列出。融合：讲义的 \
                       71.3 MB 是 4.25 倍张量大小；本账算 5 倍（同一次发射里 ∇x 部分和 ∇γ/∇β 部分\
                       各读一遍 ∇y 和 x，因为一个按行并行、一个按列并行）。只算 ∇x 的内核是 3 倍\
                       （50.4 MB）；讲义没有说它的 4.25 倍怎么拆分。",
+            ),
         },
     })
 }

@@ -16,6 +16,7 @@
 
 #![deny(clippy::indexing_slicing)]
 
+use crate::text::Text;
 use serde::Serialize;
 
 use super::{DTYPES, Dtype, MIB, mib};
@@ -41,9 +42,7 @@ pub struct TensorDef {
     /// Name as the lecture writes it, e.g. `∇S`.
     pub name: &'static str,
     /// What it is.
-    pub what: &'static str,
-    /// [`what`](Self::what) in Chinese, in the lecture's terms (for the Chinese UI).
-    pub what_zh: &'static str,
+    pub what: Text<&'static str>,
     /// How many `unit`s it holds.
     pub multiple: u64,
     /// BLH or BL²N.
@@ -58,9 +57,7 @@ pub struct TensorDef {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StepDef {
     /// What the step computes.
-    pub what: &'static str,
-    /// [`what`](Self::what) in Chinese, in the lecture's terms (for the Chinese UI).
-    pub what_zh: &'static str,
+    pub what: Text<&'static str>,
     /// Tensors it reads (temporaries and saved activations; `∇out` is the layer's input).
     pub inputs: &'static [&'static str],
     /// Temporaries it writes in place (none are created by an in-place step).
@@ -71,8 +68,10 @@ pub struct StepDef {
 pub const TENSORS: &[TensorDef] = &[
     TensorDef {
         name: "∇Y",
-        what: "gradient of the output projection's result (after residual-dropout backward)",
-        what_zh: "输出投影结果的梯度（残差 dropout 反向之后）",
+        what: Text::new(
+            "gradient of the output projection's result (after residual-dropout backward)",
+            "输出投影结果的梯度（残差 dropout 反向之后）",
+        ),
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 1,
@@ -80,8 +79,10 @@ pub const TENSORS: &[TensorDef] = &[
     },
     TensorDef {
         name: "∇Z",
-        what: "gradient of the merged-head context (∇Y·W_oᵀ)",
-        what_zh: "合并多头之后上下文的梯度（∇Y·W_oᵀ）",
+        what: Text::new(
+            "gradient of the merged-head context (∇Y·W_oᵀ)",
+            "合并多头之后上下文的梯度（∇Y·W_oᵀ）",
+        ),
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 2,
@@ -89,8 +90,10 @@ pub const TENSORS: &[TensorDef] = &[
     },
     TensorDef {
         name: "∇Y′",
-        what: "the same gradient in per-head layout [B, N, L, d_h]",
-        what_zh: "同一个梯度，按头排布 [B, N, L, d_h]",
+        what: Text::new(
+            "the same gradient in per-head layout [B, N, L, d_h]",
+            "同一个梯度，按头排布 [B, N, L, d_h]",
+        ),
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 3,
@@ -98,8 +101,10 @@ pub const TENSORS: &[TensorDef] = &[
     },
     TensorDef {
         name: "∇S",
-        what: "gradient of the attention scores (∇Y′·Vᵀ; dropout and softmax backward in place)",
-        what_zh: "注意力分数的梯度（∇Y′·Vᵀ；dropout 与 softmax 反向在它上面原地进行）",
+        what: Text::new(
+            "gradient of the attention scores (∇Y′·Vᵀ; dropout and softmax backward in place)",
+            "注意力分数的梯度（∇Y′·Vᵀ；dropout 与 softmax 反向在它上面原地进行）",
+        ),
         multiple: 1,
         unit: SizeUnit::Bl2n,
         created: 4,
@@ -107,8 +112,7 @@ pub const TENSORS: &[TensorDef] = &[
     },
     TensorDef {
         name: "∇V",
-        what: "gradient of the values (P′ᵀ·∇Y′)",
-        what_zh: "V 的梯度（P′ᵀ·∇Y′）",
+        what: Text::new("gradient of the values (P′ᵀ·∇Y′)", "V 的梯度（P′ᵀ·∇Y′）"),
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 4,
@@ -116,8 +120,10 @@ pub const TENSORS: &[TensorDef] = &[
     },
     TensorDef {
         name: "∇Q",
-        what: "gradient of the queries (∇S·K/√d_h)",
-        what_zh: "Q 的梯度（∇S·K/√d_h）",
+        what: Text::new(
+            "gradient of the queries (∇S·K/√d_h)",
+            "Q 的梯度（∇S·K/√d_h）",
+        ),
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 6,
@@ -125,8 +131,10 @@ pub const TENSORS: &[TensorDef] = &[
     },
     TensorDef {
         name: "∇K",
-        what: "gradient of the keys (∇Sᵀ·Q/√d_h)",
-        what_zh: "K 的梯度（∇Sᵀ·Q/√d_h）",
+        what: Text::new(
+            "gradient of the keys (∇Sᵀ·Q/√d_h)",
+            "K 的梯度（∇Sᵀ·Q/√d_h）",
+        ),
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 6,
@@ -134,8 +142,10 @@ pub const TENSORS: &[TensorDef] = &[
     },
     TensorDef {
         name: "∇Q̃∇K̃∇Ṽ",
-        what: "the three gradients in the fused [B, L, 3H] layout of the QKV projection",
-        what_zh: "三个梯度，排成 QKV 投影融合后的 [B, L, 3H] 布局",
+        what: Text::new(
+            "the three gradients in the fused [B, L, 3H] layout of the QKV projection",
+            "三个梯度，排成 QKV 投影融合后的 [B, L, 3H] 布局",
+        ),
         multiple: 3,
         unit: SizeUnit::Blh,
         created: 7,
@@ -143,8 +153,10 @@ pub const TENSORS: &[TensorDef] = &[
     },
     TensorDef {
         name: "∇Y″",
-        what: "gradient of the LayerNorm output (∇Q̃K̃Ṽ·W_qkvᵀ)",
-        what_zh: "LayerNorm 输出的梯度（∇Q̃K̃Ṽ·W_qkvᵀ）",
+        what: Text::new(
+            "gradient of the LayerNorm output (∇Q̃K̃Ṽ·W_qkvᵀ)",
+            "LayerNorm 输出的梯度（∇Q̃K̃Ṽ·W_qkvᵀ）",
+        ),
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 8,
@@ -152,8 +164,10 @@ pub const TENSORS: &[TensorDef] = &[
     },
     TensorDef {
         name: "∇in",
-        what: "gradient of the layer's input (LayerNorm backward, then + ∇out)",
-        what_zh: "这一层输入的梯度（LayerNorm 反向，再加上 ∇out）",
+        what: Text::new(
+            "gradient of the layer's input (LayerNorm backward, then + ∇out)",
+            "这一层输入的梯度（LayerNorm 反向，再加上 ∇out）",
+        ),
         multiple: 1,
         unit: SizeUnit::Blh,
         created: 9,
@@ -164,62 +178,82 @@ pub const TENSORS: &[TensorDef] = &[
 /// The ten steps (1-based in every output; this slice is 0-based).
 pub const STEPS: &[StepDef] = &[
     StepDef {
-        what: "residual-dropout backward: ∇Y = mask ⊙ ∇out / (1 − p); ∇b_o",
-        what_zh: "残差 dropout 反向：∇Y = mask ⊙ ∇out / (1 − p)；∇b_o",
+        what: Text::new(
+            "residual-dropout backward: ∇Y = mask ⊙ ∇out / (1 − p); ∇b_o",
+            "残差 dropout 反向：∇Y = mask ⊙ ∇out / (1 − p)；∇b_o",
+        ),
         inputs: &["∇out", "dropout mask"],
         in_place: &[],
     },
     StepDef {
-        what: "output projection backward: ∇Z = ∇Y·W_oᵀ; ∇W_o",
-        what_zh: "输出投影反向：∇Z = ∇Y·W_oᵀ；∇W_o",
+        what: Text::new(
+            "output projection backward: ∇Z = ∇Y·W_oᵀ; ∇W_o",
+            "输出投影反向：∇Z = ∇Y·W_oᵀ；∇W_o",
+        ),
         inputs: &["∇Y", "Z"],
         in_place: &[],
     },
     StepDef {
-        what: "split heads: ∇Y′ = ∇Z as [B, N, L, d_h]",
-        what_zh: "拆分多头：∇Y′ = ∇Z 排成 [B, N, L, d_h]",
+        what: Text::new(
+            "split heads: ∇Y′ = ∇Z as [B, N, L, d_h]",
+            "拆分多头：∇Y′ = ∇Z 排成 [B, N, L, d_h]",
+        ),
         inputs: &["∇Z"],
         in_place: &[],
     },
     StepDef {
-        what: "context backward: ∇S = ∇Y′·Vᵀ and ∇V = P′ᵀ·∇Y′",
-        what_zh: "上下文反向：∇S = ∇Y′·Vᵀ，∇V = P′ᵀ·∇Y′",
+        what: Text::new(
+            "context backward: ∇S = ∇Y′·Vᵀ and ∇V = P′ᵀ·∇Y′",
+            "上下文反向：∇S = ∇Y′·Vᵀ，∇V = P′ᵀ·∇Y′",
+        ),
         inputs: &["∇Y′", "V", "P′"],
         in_place: &[],
     },
     StepDef {
-        what: "attention-dropout + softmax backward, fused, in place on ∇S",
-        what_zh: "注意力 dropout + softmax 反向，融合成一个内核，在 ∇S 上原地进行",
+        what: Text::new(
+            "attention-dropout + softmax backward, fused, in place on ∇S",
+            "注意力 dropout + softmax 反向，融合成一个内核，在 ∇S 上原地进行",
+        ),
         inputs: &["∇S", "P", "dropout mask"],
         in_place: &["∇S"],
     },
     StepDef {
-        what: "score backward: ∇Q = ∇S·K/√d_h and ∇K = ∇Sᵀ·Q/√d_h",
-        what_zh: "分数反向：∇Q = ∇S·K/√d_h，∇K = ∇Sᵀ·Q/√d_h",
+        what: Text::new(
+            "score backward: ∇Q = ∇S·K/√d_h and ∇K = ∇Sᵀ·Q/√d_h",
+            "分数反向：∇Q = ∇S·K/√d_h，∇K = ∇Sᵀ·Q/√d_h",
+        ),
         inputs: &["∇S", "Q", "K"],
         in_place: &[],
     },
     StepDef {
-        what: "merge heads: ∇Q, ∇K, ∇V → ∇Q̃∇K̃∇Ṽ in the fused [B, L, 3H] layout",
-        what_zh: "合并多头：∇Q、∇K、∇V → ∇Q̃∇K̃∇Ṽ，QKV 投影融合后的 [B, L, 3H] 布局",
+        what: Text::new(
+            "merge heads: ∇Q, ∇K, ∇V → ∇Q̃∇K̃∇Ṽ in the fused [B, L, 3H] layout",
+            "合并多头：∇Q、∇K、∇V → ∇Q̃∇K̃∇Ṽ，QKV 投影融合后的 [B, L, 3H] 布局",
+        ),
         inputs: &["∇Q", "∇K", "∇V"],
         in_place: &[],
     },
     StepDef {
-        what: "QKV projection backward: ∇Y″ = ∇Q̃K̃Ṽ·W_qkvᵀ; ∇W_qkv, ∇b_qkv",
-        what_zh: "QKV 投影反向：∇Y″ = ∇Q̃K̃Ṽ·W_qkvᵀ；∇W_qkv、∇b_qkv",
+        what: Text::new(
+            "QKV projection backward: ∇Y″ = ∇Q̃K̃Ṽ·W_qkvᵀ; ∇W_qkv, ∇b_qkv",
+            "QKV 投影反向：∇Y″ = ∇Q̃K̃Ṽ·W_qkvᵀ；∇W_qkv、∇b_qkv",
+        ),
         inputs: &["∇Q̃∇K̃∇Ṽ", "Y″"],
         in_place: &[],
     },
     StepDef {
-        what: "LayerNorm backward: ∇in = LN′(∇Y″); ∇γ, ∇β",
-        what_zh: "LayerNorm 反向：∇in = LN′(∇Y″)；∇γ、∇β",
+        what: Text::new(
+            "LayerNorm backward: ∇in = LN′(∇Y″); ∇γ, ∇β",
+            "LayerNorm 反向：∇in = LN′(∇Y″)；∇γ、∇β",
+        ),
         inputs: &["∇Y″", "in"],
         in_place: &[],
     },
     StepDef {
-        what: "residual: ∇in += ∇out, in place",
-        what_zh: "残差：∇in += ∇out，原地进行",
+        what: Text::new(
+            "residual: ∇in += ∇out, in place",
+            "残差：∇in += ∇out，原地进行",
+        ),
         inputs: &["∇in", "∇out"],
         in_place: &["∇in"],
     },
@@ -396,9 +430,7 @@ pub struct Tensor {
     /// Name, e.g. `∇S`.
     pub name: &'static str,
     /// What it is.
-    pub what: &'static str,
-    /// [`what`](Self::what) in Chinese (for the Chinese UI).
-    pub what_zh: &'static str,
+    pub what: Text<&'static str>,
     /// How many `unit`s.
     pub multiple: u64,
     /// BLH or BL²N.
@@ -419,9 +451,7 @@ pub struct Step {
     /// 1-based step number.
     pub step: usize,
     /// What it computes.
-    pub what: &'static str,
-    /// [`what`](Self::what) in Chinese (for the Chinese UI).
-    pub what_zh: &'static str,
+    pub what: Text<&'static str>,
     /// What it reads.
     pub inputs: Vec<&'static str>,
     /// Temporaries it creates.
@@ -485,7 +515,6 @@ pub fn tensors(s: &AttentionShape) -> Vec<Tensor> {
         .map(|t| Tensor {
             name: t.name,
             what: t.what,
-            what_zh: t.what_zh,
             multiple: t.multiple,
             unit: t.unit,
             size_blh: s.in_blh(t.multiple, t.unit),
@@ -509,7 +538,6 @@ pub fn run(s: &AttentionShape) -> LifetimesOutput {
         steps.push(Step {
             step,
             what: def.what,
-            what_zh: def.what_zh,
             inputs: def.inputs.to_vec(),
             creates: ts
                 .iter()

@@ -20,6 +20,7 @@
 //!
 //! Units: GB = 10⁹ bytes, MB = 10⁶ bytes, MiB = 2²⁰ bytes; ms and µs as named.
 
+use crate::text::Text;
 use serde::Serialize;
 
 use crate::Error;
@@ -68,9 +69,7 @@ pub struct Exercise<T> {
     /// Whether the computed answer matches the lecture's (`None`: nothing to compare).
     pub agrees: Option<bool>,
     /// What was computed, and by what.
-    pub computed: &'static str,
-    /// [`computed`](Self::computed) in Chinese (for the Chinese UI).
-    pub computed_zh: &'static str,
+    pub computed: Text<&'static str>,
 }
 
 fn close(a: f64, b: f64, rel: f64) -> bool {
@@ -598,8 +597,10 @@ pub fn run() -> Result<ExercisesOutput, Error> {
                 "s = 0.5; ∇x = (0.25, −0.15, −0.10), sum 0: softmax is invariant to adding a constant to every input",
             ),
             agrees: Some(ok1),
-            computed: "crate::softmax::exercise1 (∇x = y ⊙ (∇y − Σ∇y·y))",
-            computed_zh: "crate::softmax::exercise1（∇x = y ⊙ (∇y − Σ∇y·y)）",
+            computed: Text::new(
+                "crate::softmax::exercise1 (∇x = y ⊙ (∇y − Σ∇y·y))",
+                "crate::softmax::exercise1（∇x = y ⊙ (∇y − Σ∇y·y)）",
+            ),
         },
         ex2: Exercise {
             question: "Prove with the HW4 formula that LayerNorm backward has Σᵢ∇xᵢ = 0. What does it mean?",
@@ -608,8 +609,10 @@ pub fn run() -> Result<ExercisesOutput, Error> {
                 "Σᵢ∇xᵢ = r[Σg − Σg − 0] = 0 since Σx̂ᵢ = 0; LayerNorm is invariant to a constant shift of the row",
             ),
             agrees: Some(ok2),
-            computed: "Lab A's backward_hw4 on 8 seeded rows of 64 in f64; max |Σ∇x| against the row's Σ|∇x|",
-            computed_zh: "Lab A 的 backward_hw4，在 8 行（固定种子）× 64 个 f64 上；最大的 |Σ∇x| 与该行的 Σ|∇x| 相比",
+            computed: Text::new(
+                "Lab A's backward_hw4 on 8 seeded rows of 64 in f64; max |Σ∇x| against the row's Σ|∇x|",
+                "Lab A 的 backward_hw4，在 8 行（固定种子）× 64 个 f64 上；最大的 |Σ∇x| 与该行的 Σ|∇x| 相比",
+            ),
         },
         ex3: Exercise {
             question: "Check the trainer's bytes per parameter: 40 per-tensor FP32 master, 22 LightSeq2 (Adam m, v in FP32).",
@@ -618,16 +621,20 @@ pub fn run() -> Result<ExercisesOutput, Error> {
                 "per-tensor: copy g 2 + 4 = 6, Adam 16 + 12 = 28, copy p 4 + 2 = 6, total 40; LightSeq2: 4 + 8 + 2 + 8 = 22",
             ),
             agrees: Some(ok3),
-            computed: "Lab C's trainer_stages: operand sizes from the element types",
-            computed_zh: "Lab C 的 trainer_stages：操作数的大小由元素类型得出",
+            computed: Text::new(
+                "Lab C's trainer_stages: operand sizes from the element types",
+                "Lab C 的 trainer_stages：操作数的大小由元素类型得出",
+            ),
         },
         ex4: Exercise {
             question: "7B parameters: memory saved by dropping the FP32 parameter and gradient copies? Only the gradient copy?",
             answer: e4,
             lecture_answer: Some("7e9 × 8 = 56 GB; 7e9 × 4 = 28 GB"),
             agrees: Some(ok4),
-            computed: "Lab C's fp32_copies(7e9), GB = 10⁹ bytes",
-            computed_zh: "Lab C 的 fp32_copies(7e9)，GB = 10⁹ 字节",
+            computed: Text::new(
+                "Lab C's fp32_copies(7e9), GB = 10⁹ bytes",
+                "Lab C 的 fp32_copies(7e9)，GB = 10⁹ 字节",
+            ),
         },
         ex5: Exercise {
             question: "B = 4, L = 2048, H = 4096, N = 32, fp16: lower bound of self-attention backward temporaries, MiB?",
@@ -636,16 +643,20 @@ pub fn run() -> Result<ExercisesOutput, Error> {
                 "BLH = 64 MiB, BL²N = 1024 MiB; 3 × 64 + max(1024, 192) = 1216 MiB",
             ),
             agrees: Some(ok5),
-            computed: "Lab D's lower_bound_bytes (3BLH + max{BL²N, 3BLH}), MiB = 2²⁰ bytes",
-            computed_zh: "Lab D 的 lower_bound_bytes（3BLH + max{BL²N, 3BLH}），MiB = 2²⁰ 字节",
+            computed: Text::new(
+                "Lab D's lower_bound_bytes (3BLH + max{BL²N, 3BLH}), MiB = 2²⁰ bytes",
+                "Lab D 的 lower_bound_bytes（3BLH + max{BL²N, 3BLH}），MiB = 2²⁰ 字节",
+            ),
         },
         ex6: Exercise {
             question: "When is BL²N ≥ 3BLH, in terms of d_h = H/N? At d_h = 64, how long must L be?",
             answer: e6,
             lecture_answer: Some("LN ≥ 3H ⇔ L ≥ 3·d_h; d_h = 64 → L ≥ 192"),
             agrees: Some(ok6),
-            computed: "Lab D's exercise6_min_len and scores_dominate at L = 191, 192 (H = 4096, N = 64)",
-            computed_zh: "Lab D 的 exercise6_min_len，以及 L = 191、192 时的 scores_dominate（H = 4096，N = 64）",
+            computed: Text::new(
+                "Lab D's exercise6_min_len and scores_dominate at L = 191, 192 (H = 4096, N = 64)",
+                "Lab D 的 exercise6_min_len，以及 L = 191、192 时的 scores_dominate（H = 4096，N = 64）",
+            ),
         },
         ex7: Exercise {
             question: "N = 8192, d = 1024 ∇γ/∇β: a two-stage reduction with about A100's 221,184 resident threads — stage 1 threads and steps, stage 2?",
@@ -654,8 +665,10 @@ pub fn run() -> Result<ExercisesOutput, Error> {
                 "P = 216: stage 1 has 221,184 threads, about 38 rows each; stage 2 sums each column's 216 partials (d threads)",
             ),
             agrees: Some(ok7),
-            computed: "Lab A's layernorm-dgamma two_stage scheme at P = 108 × 2048 / d",
-            computed_zh: "Lab A 的 layernorm-dgamma two_stage 方案，P = 108 × 2048 / d",
+            computed: Text::new(
+                "Lab A's layernorm-dgamma two_stage scheme at P = 108 × 2048 / d",
+                "Lab A 的 layernorm-dgamma two_stage 方案，P = 108 × 2048 / d",
+            ),
         },
         ex8: Exercise {
             question: "GPT-2 large, 436 tensors, 7.74e8 parameters: launch and byte time of the per-tensor trainer (3 kernels per tensor, 40 B/param) and of LightSeq2's?",
@@ -664,8 +677,10 @@ pub fn run() -> Result<ExercisesOutput, Error> {
                 "3 × 436 × 4 µs = 5.2 ms and 40 × 7.74e8 / 1.555e12 = 19.9 ms (25.1 ms); LightSeq2 4 µs and 22 × 7.74e8 / 1.555e12 = 10.95 ms",
             ),
             agrees: Some(ok8),
-            computed: "Lab C's trainer_comparison(gpt2-large, a100) on the device table and cost model",
-            computed_zh: "Lab C 的 trainer_comparison(gpt2-large, a100)，用设备表和代价模型",
+            computed: Text::new(
+                "Lab C's trainer_comparison(gpt2-large, a100) on the device table and cost model",
+                "Lab C 的 trainer_comparison(gpt2-large, a100)，用设备表和代价模型",
+            ),
         },
         ex9: Exercise {
             question: "LayerNorm γ = 1.5, lr 3e-4, FP16 storage: is the update swallowed? γ = 0.6? What is really added at 0.6?",
@@ -674,8 +689,10 @@ pub fn run() -> Result<ExercisesOutput, Error> {
                 "γ = 1.5: half spacing 4.88e-4 > 3e-4, swallowed; γ = 0.6: half spacing 2.44e-4 < 3e-4, a whole spacing 4.88e-4 is added (63 % more)",
             ),
             agrees: Some(ok9),
-            computed: "Lab C's fp16_stored_update (f32 add, round to FP16 ties-to-even)",
-            computed_zh: "Lab C 的 fp16_stored_update（f32 相加，再按就近偶数舍入到 FP16）",
+            computed: Text::new(
+                "Lab C's fp16_stored_update (f32 add, round to FP16 ties-to-even)",
+                "Lab C 的 fp16_stored_update（f32 相加，再按就近偶数舍入到 FP16）",
+            ),
         },
         ex10: Exercise {
             question: "Two free, non-adjacent 100 MB blocks in the caching allocator; a 150 MB request arrives. What happens? How does pre-allocation avoid it?",
@@ -684,8 +701,10 @@ pub fn run() -> Result<ExercisesOutput, Error> {
                 "200 MB free but no 150 MB contiguous: a new segment is cudaMalloc'ed, reserved grows to at least 350 MB; pre-allocation plans the layout for the largest shape before training",
             ),
             agrees: Some(ok10),
-            computed: "Lab D's CachingAllocator (PyTorch's rules: large requests get their own 2 MiB-rounded segment; blocks merge only within a segment)",
-            computed_zh: "Lab D 的 CachingAllocator（PyTorch 的规则：大请求单独占一个按 2 MiB 取整的段；块只在同一段内合并）",
+            computed: Text::new(
+                "Lab D's CachingAllocator (PyTorch's rules: large requests get their own 2 MiB-rounded segment; blocks merge only within a segment)",
+                "Lab D 的 CachingAllocator（PyTorch 的规则：大请求单独占一个按 2 MiB 取整的段；块只在同一段内合并）",
+            ),
         },
         ex11: Exercise {
             question: "Why does the trainer take 32 % of the baseline step at 1024 tokens but 3 % at 16384? What does it imply for gradient accumulation?",
@@ -694,8 +713,10 @@ pub fn run() -> Result<ExercisesOutput, Error> {
                 "trainer time depends only on the parameter count; GEMM and non-GEMM time grow with tokens. Accumulation amortises the update, but each small micro-batch is more launch-bound, so fused kernels matter more",
             ),
             agrees: None,
-            computed: "Lab E's step_ledger (GPT-2 large, A100, GEMMs at peak) at 1024 and 16384 tokens, and k micro-batches of 1024 per update; the shares are this ledger's, not the lecture's script's (see step-ledger's lecture checks)",
-            computed_zh: "Lab E 的 step_ledger（GPT-2 large，A100，GEMM 跑满峰值），1024 和 16384 个 token，以及每次更新累积 k 个 1024 token 的小批次；占比是本账的，不是讲义脚本的（见 step-ledger 里与讲义的对照）",
+            computed: Text::new(
+                "Lab E's step_ledger (GPT-2 large, A100, GEMMs at peak) at 1024 and 16384 tokens, and k micro-batches of 1024 per update; the shares are this ledger's, not the lecture's script's (see step-ledger's lecture checks)",
+                "Lab E 的 step_ledger（GPT-2 large，A100，GEMM 跑满峰值），1024 和 16384 个 token，以及每次更新累积 k 个 1024 token 的小批次；占比是本账的，不是讲义脚本的（见 step-ledger 里与讲义的对照）",
+            ),
         },
         ex12: Exercise {
             question: "Dropout and softmax backward fuse into one kernel. Can softmax backward also fuse into the next GEMM ∇Q = ∇S·K? At what cost?",
@@ -704,8 +725,10 @@ pub fn run() -> Result<ExercisesOutput, Error> {
                 "yes, computing y⊙(∇P − s) as each tile is loaded, with the row sums s precomputed; that is FlashAttention's backward: ∇S never goes to DRAM, at the cost of a more complex kernel and recomputing y",
             ),
             agrees: None,
-            computed: "bytes, FLOPs and modelled A100 time of three data flows of one layer's attention backward (GPT-2 large, 8 × 1024 tokens) on crate::cost",
-            computed_zh: "一层注意力反向的三种数据流的读写字节、FLOPs 和模型估算的 A100 时间（GPT-2 large，8 × 1024 个 token），用 crate::cost 计算",
+            computed: Text::new(
+                "bytes, FLOPs and modelled A100 time of three data flows of one layer's attention backward (GPT-2 large, 8 × 1024 tokens) on crate::cost",
+                "一层注意力反向的三种数据流的读写字节、FLOPs 和模型估算的 A100 时间（GPT-2 large，8 × 1024 个 token），用 crate::cost 计算",
+            ),
         },
     })
 }

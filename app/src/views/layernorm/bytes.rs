@@ -140,12 +140,12 @@ fn draw(ui: &mut egui::Ui, o: &BytesOutput) {
         ui,
         "Lecture ({}): autograd {} MB / {} µs, fused {} MB / {} µs — quoted for comparison, not used. {}",
         "讲义（{}）：自动求导式 {} MB / {} µs，融合 {} MB / {} µs — 仅供对比，计算中不使用。{}",
-        tr(ui, q.source, q.source_zh),
+        crate::i18n::pick(ui, &q.source),
         q.autograd_mb,
         q.autograd_us,
         q.fused_mb,
         q.fused_us,
-        tr(ui, q.note, q.note_zh)
+        crate::i18n::pick(ui, &q.note)
     ))
     .small());
 }

@@ -262,7 +262,7 @@ fn draw(ui: &mut egui::Ui, o: &LifetimesOutput) {
                     format_number(st.live_blh),
                     mib(st.live_bytes)
                 ));
-                ui.add(egui::Label::new(g(tr(ui, st.what, st.what_zh))).wrap());
+                ui.add(egui::Label::new(g(crate::i18n::pick(ui, &st.what))).wrap());
                 ui.end_row();
             }
         });
@@ -285,7 +285,7 @@ fn draw(ui: &mut egui::Ui, o: &LifetimesOutput) {
                     ui.label(blh(t.size_blh));
                     ui.monospace(format!("{:.2}", mib(t.bytes)));
                     ui.label(format!("{}–{}", t.created_step, t.last_use_step));
-                    ui.label(g(tr(ui, t.what, t.what_zh)));
+                    ui.label(g(crate::i18n::pick(ui, &t.what)));
                     ui.end_row();
                 }
             });

@@ -85,9 +85,9 @@ fn draw(ui: &mut egui::Ui, result: &serde_json::Value) {
                     ui.add(
                         egui::Label::new(
                             egui::RichText::new(
-                                e[if zh { "computed_zh" } else { "computed" }]
+                                e["computed"][if zh { "zh" } else { "en" }]
                                     .as_str()
-                                    .or(e["computed"].as_str())
+                                    .or(e["computed"]["en"].as_str())
                                     .unwrap_or(""),
                             )
                             .small(),

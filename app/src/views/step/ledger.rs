@@ -237,16 +237,17 @@ fn draw(ui: &mut egui::Ui, o: &StepOutput) {
             }
             ui.end_row();
             for c in &o.lecture {
-                ui.label(tr(ui, c.figure, c.figure_zh));
+                ui.label(crate::i18n::pick(ui, &c.figure));
                 ui.monospace(format_number(c.lecture));
                 ui.monospace(c.computed.map_or("—".into(), format_number));
                 ui.add(
-                    egui::Label::new(egui::RichText::new(tr(ui, c.note, c.note_zh)).small()).wrap(),
+                    egui::Label::new(egui::RichText::new(crate::i18n::pick(ui, &c.note)).small())
+                        .wrap(),
                 );
                 ui.end_row();
             }
             for r in &o.reported {
-                ui.label(tr(ui, r.figure, r.figure_zh));
+                ui.label(crate::i18n::pick(ui, &r.figure));
                 ui.monospace(trf!(
                     ui,
                     "{}–{} {} (measured, quoted)",
@@ -262,8 +263,8 @@ fn draw(ui: &mut egui::Ui, o: &StepOutput) {
                             ui,
                             "{} {}",
                             "{}。{}",
-                            tr(ui, r.source, r.source_zh),
-                            tr(ui, r.gap, r.gap_zh)
+                            crate::i18n::pick(ui, &r.source),
+                            crate::i18n::pick(ui, &r.gap)
                         ))
                         .small(),
                     )

@@ -196,7 +196,7 @@ fn reported_figures_are_quoted_not_computed() {
     let r = o
         .reported
         .iter()
-        .find(|r| r.figure.contains("GPT-2 large"))
+        .find(|r| r.figure.en.contains("GPT-2 large"))
         .unwrap();
     assert_eq!((r.low, r.high), (1.6, 1.9));
     let ln = o

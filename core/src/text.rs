@@ -1,0 +1,47 @@
+//! Text in both of warpscope's languages. Core words what it computes in English and in
+//! Chinese side by side, from the same numbers; a view picks one with [`Text::get`]. In the JSON
+//! a text is `{"en": "…", "zh": "…"}`.
+
+use serde::Serialize;
+
+/// A text in English (`en`) and Chinese (`zh`). `S` is `&'static str` for the fixed texts of
+/// const tables and `String` for texts built from computed numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Text<S = String> {
+    /// English.
+    pub en: S,
+    /// Chinese (the lecture's terms where it gives them).
+    pub zh: S,
+}
+
+impl<S> Text<S> {
+    /// A text from its two wordings.
+    pub const fn new(en: S, zh: S) -> Self {
+        Text { en, zh }
+    }
+}
+
+impl<S: AsRef<str>> Text<S> {
+    /// The Chinese wording when `zh`, else the English one.
+    pub fn get(&self, zh: bool) -> &str {
+        if zh {
+            self.zh.as_ref()
+        } else {
+            self.en.as_ref()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_language_and_serialises_both() {
+        let t = Text::new("warp", "线程束");
+        assert_eq!(t.get(false), "warp");
+        assert_eq!(t.get(true), "线程束");
+        let json = serde_json::to_value(t).expect("serialises");
+        assert_eq!(json, serde_json::json!({"en": "warp", "zh": "线程束"}));
+    }
+}

@@ -362,14 +362,14 @@ fn list(long: bool, json: bool) -> ExitCode {
                         serde_json::json!({"name": p.name, "label": p.label, "label_zh": p.label_zh, "default": p.default_value(), "range": range})
                     })
                     .collect();
-                serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "title_zh": s.title_zh, "summary": s.summary, "summary_zh": s.summary_zh, "params": params})
+                serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "summary": s.summary, "params": params})
             })
             .collect();
         say!("{}", serde_json::Value::Array(all));
     } else {
         for s in scene::scenes() {
             if long {
-                say!("{:<22} {:<6} {}", s.id, s.section, s.title);
+                say!("{:<22} {:<6} {}", s.id, s.section, s.title.en);
             } else {
                 say!("{}", s.id);
             }

@@ -74,8 +74,8 @@ pub enum ExportError {
 /// The caption line: title and parameters.
 pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usize>) -> String {
     let title = match lang {
-        Lang::En => scene.title,
-        Lang::Zh => scene.title_zh,
+        Lang::En => scene.title.en,
+        Lang::Zh => scene.title.zh,
     };
     let params: Vec<String> = values.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let step = step.map_or(String::new(), |s| match lang {

@@ -622,17 +622,18 @@ fn list_json_carries_both_languages() {
     assert!(out.status.success());
     let all: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     for s in all.as_array().expect("an array") {
-        for key in ["title", "title_zh", "summary", "summary_zh"] {
-            let v = s[key].as_str().unwrap_or("");
-            assert!(!v.is_empty(), "{} has no {key}", s["id"]);
+        for key in ["title", "summary"] {
+            for lang in ["en", "zh"] {
+                let v = s[key][lang].as_str().unwrap_or("");
+                assert!(!v.is_empty(), "{} has no {key}.{lang}", s["id"]);
+            }
+            let han = |t: &str| t.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+            assert!(
+                s[key]["zh"].as_str().is_some_and(han),
+                "{}: {key}.zh is Chinese",
+                s["id"]
+            );
         }
-        assert!(
-            s["summary_zh"]
-                .as_str()
-                .is_some_and(|z| z.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))),
-            "{}: summary_zh is Chinese",
-            s["id"]
-        );
     }
 }
 

@@ -9,6 +9,7 @@
 //! - `diagonal`: lane `l` reads `a[l % rows][(l + r) % cols]` — the skewed layout's access;
 //! - `stride`: lane `l` reads row-major element `(r + l·stride) mod (rows·cols)`.
 
+use crate::text::Text;
 use serde::Serialize;
 
 use crate::Error;
@@ -55,10 +56,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "banks",
     section: "§2.4",
-    title: "Bank playground: shared-memory conflicts",
-    title_zh: "bank 实验场：共享内存冲突",
-    summary: "Which banks each warp request hits, and the wavefronts it costs.",
-    summary_zh: "每次线程束请求落在哪些 bank 上，要花多少轮。",
+    title: Text::new(
+        "Bank playground: shared-memory conflicts",
+        "bank 实验场：共享内存冲突",
+    ),
+    summary: Text::new(
+        "Which banks each warp request hits, and the wavefronts it costs.",
+        "每次线程束请求落在哪些 bank 上，要花多少轮。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&BanksParams::from_values(v)?)?),
 };

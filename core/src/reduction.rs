@@ -13,6 +13,7 @@
 //!
 //! Summation is in f32, as a kernel does; the reference is the f64 sum of the same f32 inputs.
 
+use crate::text::Text;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -62,10 +63,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "reduction",
     section: "§2.2",
-    title: "Reductions: warp butterfly and block reduction",
-    title_zh: "归约：线程束蝶形归约与块内归约",
-    summary: "K values reduced together need one pair of barriers; reduced one after the other, K pairs.",
-    summary_zh: "K 个值一起归约只要一对栅栏；一个接一个归约要 K 对。",
+    title: Text::new(
+        "Reductions: warp butterfly and block reduction",
+        "归约：线程束蝶形归约与块内归约",
+    ),
+    summary: Text::new(
+        "K values reduced together need one pair of barriers; reduced one after the other, K pairs.",
+        "K 个值一起归约只要一对栅栏；一个接一个归约要 K 对。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&ReductionParams::from_values(v)?)?),
 };

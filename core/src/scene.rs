@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
+use crate::text::Text;
 
 /// One scene: its identity, where it sits in the lecture, its parameters and its computation.
 #[derive(Clone, Copy)]
@@ -17,14 +18,10 @@ pub struct Scene {
     pub id: &'static str,
     /// The lecture section, e.g. `§2.2`.
     pub section: &'static str,
-    /// English title.
-    pub title: &'static str,
-    /// Chinese title.
-    pub title_zh: &'static str,
-    /// One sentence on what the scene shows.
-    pub summary: &'static str,
-    /// The same sentence in Chinese, in the lecture's terms.
-    pub summary_zh: &'static str,
+    /// The title, in English and Chinese.
+    pub title: Text<&'static str>,
+    /// One sentence on what the scene shows, in English and Chinese (the lecture's terms).
+    pub summary: Text<&'static str>,
     /// The parameters, with the lecture's values as defaults.
     pub params: &'static [ParamSpec],
     /// The computation: validated values in, the result as a JSON value out.

@@ -266,7 +266,7 @@ impl WarpscopeApp {
             .default_size(250.0)
             .show(ui, |ui| params::side_panel(ui, state, zh));
         egui::CentralPanel::default().show(ui, |ui| {
-            ui.heading(format!("{} {}", state.scene.section, if zh { state.scene.title_zh } else { state.scene.title }));
+            ui.heading(format!("{} {}", state.scene.section, state.scene.title.get(zh)));
             // The export controls get their own row: beside a long title they would overlap it.
             ui.horizontal_wrapped(|ui| {
                     ui.add_enabled_ui(!dialog_open, |ui| {
@@ -485,7 +485,7 @@ impl WarpscopeApp {
                     Ok(s) => {
                         if ui
                             .selectable_label(self.selected == s.id, s.id)
-                            .on_hover_text(if self.zh { s.title_zh } else { s.title })
+                            .on_hover_text(s.title.get(self.zh))
                             .clicked()
                         {
                             self.selected = s.id;

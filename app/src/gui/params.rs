@@ -108,7 +108,7 @@ pub fn panel(
 pub fn side_panel(ui: &mut egui::Ui, state: &mut super::SceneState, zh: bool) {
     egui::ScrollArea::vertical().show(ui, |ui| {
         ui.heading(tr(ui, "Parameters", "参数"));
-        ui.label(egui::RichText::new(tr(ui, state.scene.summary, state.scene.summary_zh)).small());
+        ui.label(egui::RichText::new(crate::i18n::pick(ui, &state.scene.summary)).small());
         ui.separator();
         if panel(
             ui,

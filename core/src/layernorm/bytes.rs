@@ -89,10 +89,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "layernorm-bytes",
     section: "§2.2",
-    title: "LayerNorm backward: bytes and launches, autograd-style vs fused",
-    title_zh: "LayerNorm 反向：读写字节与发射次数，自动求导式 vs 融合",
-    summary: "Kernel-by-kernel DRAM ledger and modelled time of the two versions.",
-    summary_zh: "两个版本逐个内核的显存读写账和模型时间。",
+    title: Text::new(
+        "LayerNorm backward: bytes and launches, autograd-style vs fused",
+        "LayerNorm 反向：读写字节与发射次数，自动求导式 vs 融合",
+    ),
+    summary: Text::new(
+        "Kernel-by-kernel DRAM ledger and modelled time of the two versions.",
+        "两个版本逐个内核的显存读写账和模型时间。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&BytesParams::from_values(v)?)?),
 };

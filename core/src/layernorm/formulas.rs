@@ -10,6 +10,7 @@
 //!
 //! Lecture figure (a check in the tests): both forms agree with autograd to ~4.4e-16 in f64.
 
+use crate::text::Text;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -44,10 +45,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "layernorm-formulas",
     section: "§2.1",
-    title: "LayerNorm backward: HW4 form vs slides form vs autograd",
-    title_zh: "LayerNorm 反向：HW4 写法、slides 写法与自动求导",
-    summary: "Both closed forms of ∇x against reverse-mode differentiation, in f64, f32 and f16.",
-    summary_zh: "两种闭式的 ∇x 与反向模式自动求导对比，分别用 f64、f32 和 f16。",
+    title: Text::new(
+        "LayerNorm backward: HW4 form vs slides form vs autograd",
+        "LayerNorm 反向：HW4 写法、slides 写法与自动求导",
+    ),
+    summary: Text::new(
+        "Both closed forms of ∇x against reverse-mode differentiation, in f64, f32 and f16.",
+        "两种闭式的 ∇x 与反向模式自动求导对比，分别用 f64、f32 和 f16。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&FormulasParams::from_values(v)?)?),
 };

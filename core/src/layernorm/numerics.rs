@@ -15,6 +15,7 @@
 //!
 //! Lecture (checks in the tests): the slides form is 1.9–3.2× worse than HW4 in its range.
 
+use crate::text::Text;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -57,10 +58,11 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "layernorm-error",
     section: "§2.3",
-    title: "The numerical cost of the rewrite",
-    title_zh: "重排的数值代价",
-    summary: "f32 error of the HW4 and slides forms of ∇x as the row mean grows, and the forward E[x²]−E[x]² failure.",
-    summary_zh: "随行均值增大，HW4 写法和 slides 写法的 ∇x 的 f32 误差，以及前向 E[x²]−E[x]² 的失效。",
+    title: Text::new("The numerical cost of the rewrite", "重排的数值代价"),
+    summary: Text::new(
+        "f32 error of the HW4 and slides forms of ∇x as the row mean grows, and the forward E[x²]−E[x]² failure.",
+        "随行均值增大，HW4 写法和 slides 写法的 ∇x 的 f32 误差，以及前向 E[x²]−E[x]² 的失效。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&ErrorParams::from_values(v)?)?),
 };

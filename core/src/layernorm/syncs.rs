@@ -19,6 +19,7 @@
 //! One block per row; thread t owns columns t, t + block, t + 2·block, … (coalesced), sums them
 //! in f32 registers, and the block reduces the per-thread partials. Values are f32.
 
+use crate::text::Text;
 use serde::Serialize;
 
 use super::formulas::inputs;
@@ -51,10 +52,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "layernorm-syncs",
     section: "§2.2",
-    title: "Two dependent reductions vs two reductions together",
-    title_zh: "两次有依赖的归约 vs 一起做的两次归约",
-    summary: "Dependency graphs of the autograd-style chain and the rewrite, and their block reductions on the SIMT model.",
-    summary_zh: "自动求导式的链与重排后的依赖图，以及它们在 SIMT 模型上的块内归约。",
+    title: Text::new(
+        "Two dependent reductions vs two reductions together",
+        "两次有依赖的归约 vs 一起做的两次归约",
+    ),
+    summary: Text::new(
+        "Dependency graphs of the autograd-style chain and the rewrite, and their block reductions on the SIMT model.",
+        "自动求导式的链与重排后的依赖图，以及它们在 SIMT 模型上的块内归约。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&SyncsParams::from_values(v)?)?),
 };

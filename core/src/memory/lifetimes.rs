@@ -416,10 +416,14 @@ impl AttentionShape {
 pub const SCENE: Scene = Scene {
     id: "memory-lifetimes",
     section: "§5.1",
-    title: "Lifetimes: the temporaries of self-attention backward",
-    title_zh: "生命周期：自注意力反向的临时张量",
-    summary: "Which gradient tensors are alive at each of the ten steps, and the lower bound 3BLH + max{BL²N, 3BLH}.",
-    summary_zh: "十个步骤中每一步活着哪些梯度张量，以及下界 3BLH + max{BL²N, 3BLH}。",
+    title: Text::new(
+        "Lifetimes: the temporaries of self-attention backward",
+        "生命周期：自注意力反向的临时张量",
+    ),
+    summary: Text::new(
+        "Which gradient tensors are alive at each of the ten steps, and the lower bound 3BLH + max{BL²N, 3BLH}.",
+        "十个步骤中每一步活着哪些梯度张量，以及下界 3BLH + max{BL²N, 3BLH}。",
+    ),
     params: SHAPE_PARAMS,
     run: |v| to_json(&run(&AttentionShape::from_values(v)?)),
 };

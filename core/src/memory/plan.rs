@@ -5,6 +5,7 @@
 //! block's size is its largest tensor. Lecture case: 4 blocks of 1, 8, 1, 1 BLH = 11 BLH, the
 //! lower bound of §5.1.
 
+use crate::text::Text;
 use serde::Serialize;
 
 use super::lifetimes::{self, AttentionShape, SHAPE_PARAMS};
@@ -128,10 +129,14 @@ pub struct PlanOutput {
 pub const SCENE: Scene = Scene {
     id: "memory-plan",
     section: "§5.2",
-    title: "Static plan: reusable blocks for backward's temporaries",
-    title_zh: "静态规划：反向临时张量共用的显存块",
-    summary: "Greedy planning packs the ten temporaries into a few blocks; at the lecture case 1 + 8 + 1 + 1 BLH = the lower bound.",
-    summary_zh: "贪心规划把十个临时张量装进几个块；讲义的例子里 1 + 8 + 1 + 1 BLH = 下界。",
+    title: Text::new(
+        "Static plan: reusable blocks for backward's temporaries",
+        "静态规划：反向临时张量共用的显存块",
+    ),
+    summary: Text::new(
+        "Greedy planning packs the ten temporaries into a few blocks; at the lecture case 1 + 8 + 1 + 1 BLH = the lower bound.",
+        "贪心规划把十个临时张量装进几个块；讲义的例子里 1 + 8 + 1 + 1 BLH = 下界。",
+    ),
     params: SHAPE_PARAMS,
     run: |v| to_json(&run(&AttentionShape::from_values(v)?)?),
 };

@@ -7,6 +7,7 @@
 //! invariant to adding a constant to all its inputs (Σⱼ yⱼ(∇yⱼ − s) = s − s·Σy = 0). The
 //! lecture's 2.8e-17 compares both against PyTorch; here the two are compared with each other.
 
+use crate::text::Text;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -34,10 +35,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "softmax-formula",
     section: "§3.1",
-    title: "Softmax backward: one dot product instead of an L × L Jacobian",
-    title_zh: "softmax 反向：一次点积代替 L × L 雅可比",
-    summary: "∇x = y ⊙ (∇y − Σ∇y·y) equals the explicit Jacobian product; only y is needed and every row of ∇x sums to 0.",
-    summary_zh: "∇x = y ⊙ (∇y − Σ∇y·y) 与显式的雅可比乘积相等；只需要 y，∇x 的每一行之和为 0。",
+    title: Text::new(
+        "Softmax backward: one dot product instead of an L × L Jacobian",
+        "softmax 反向：一次点积代替 L × L 雅可比",
+    ),
+    summary: Text::new(
+        "∇x = y ⊙ (∇y − Σ∇y·y) equals the explicit Jacobian product; only y is needed and every row of ∇x sums to 0.",
+        "∇x = y ⊙ (∇y − Σ∇y·y) 与显式的雅可比乘积相等；只需要 y，∇x 的每一行之和为 0。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&FormulaParams::from_values(v)?)?),
 };

@@ -28,6 +28,7 @@
 //! numerically with the storage roundings a GPU would do (every temporary stored in T, s in
 //! f32, arithmetic in f32) and checks they agree within a rounding bound derived below.
 
+use crate::text::Text;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -74,10 +75,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "softmax-fusion",
     section: "§3.2",
-    title: "Fusing dropout backward into softmax backward",
-    title_zh: "把 dropout 反向融合进 softmax 反向",
-    summary: "Five kernels and three score-sized temporaries become one kernel reading ∇P, M and y once and writing ∇x once.",
-    summary_zh: "五个内核和三个与分数矩阵一样大的临时张量，变成一个内核：∇P、M、y 各读一次，∇x 写一次。",
+    title: Text::new(
+        "Fusing dropout backward into softmax backward",
+        "把 dropout 反向融合进 softmax 反向",
+    ),
+    summary: Text::new(
+        "Five kernels and three score-sized temporaries become one kernel reading ∇P, M and y once and writing ∇x once.",
+        "五个内核和三个与分数矩阵一样大的临时张量，变成一个内核：∇P、M、y 各读一次，∇x 写一次。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&FusionParams::from_values(v)?)?),
 };

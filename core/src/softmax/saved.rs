@@ -13,6 +13,7 @@
 //!
 //! Sizes are bytes; `*_mib` are MiB (2²⁰ bytes).
 
+use crate::text::Text;
 use serde::Serialize;
 
 use super::{DTYPES, Dtype, check_range, int_in};
@@ -46,10 +47,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "softmax-saved",
     section: "§3.3",
-    title: "What the forward saves for softmax and dropout backward",
-    title_zh: "为了反向，前向要存什么",
-    summary: "y and the dropout mask are both B·h·L·L; a bit mask, a seed, or recomputing y (FlashAttention) keep less.",
-    summary_zh: "y 和 dropout 掩码都是 B·h·L·L；位掩码、随机种子或重算 y（FlashAttention）存得更少。",
+    title: Text::new(
+        "What the forward saves for softmax and dropout backward",
+        "为了反向，前向要存什么",
+    ),
+    summary: Text::new(
+        "y and the dropout mask are both B·h·L·L; a bit mask, a seed, or recomputing y (FlashAttention) keep less.",
+        "y 和 dropout 掩码都是 B·h·L·L；位掩码、随机种子或重算 y（FlashAttention）存得更少。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&SavedParams::from_values(v)?)?),
 };

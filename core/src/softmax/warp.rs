@@ -27,6 +27,7 @@
 //! Σ exp), also with no block barrier. The trace of both runs is kept for the GUI stepper
 //! (`#[serde(skip)]`); the bucket table is analytic.
 
+use crate::text::Text;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -63,10 +64,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "softmax-warp",
     section: "§3.1, §3.4",
-    title: "ker_attn_softmax_bw: one warp per row, one butterfly, no barrier",
-    title_zh: "ker_attn_softmax_bw：一行一个线程束，一次蝶形归约，无块级栅栏",
-    summary: "Each lane keeps ITERATIONS = ⌈L/32⌉ values of ∇y and y in registers; one shfl_xor butterfly sums Σ∇y·y; the template bucket sets the register cost.",
-    summary_zh: "每个线程把 ITERATIONS = ⌈L/32⌉ 个 ∇y 和 y 放在寄存器里；一次 shfl_xor 蝶形归约求出 Σ∇y·y；模板档位决定寄存器开销。",
+    title: Text::new(
+        "ker_attn_softmax_bw: one warp per row, one butterfly, no barrier",
+        "ker_attn_softmax_bw：一行一个线程束，一次蝶形归约，无块级栅栏",
+    ),
+    summary: Text::new(
+        "Each lane keeps ITERATIONS = ⌈L/32⌉ values of ∇y and y in registers; one shfl_xor butterfly sums Σ∇y·y; the template bucket sets the register cost.",
+        "每个线程把 ITERATIONS = ⌈L/32⌉ 个 ∇y 和 y 放在寄存器里；一次 shfl_xor 蝶形归约求出 Σ∇y·y；模板档位决定寄存器开销。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&WarpParams::from_values(v)?)?),
 };

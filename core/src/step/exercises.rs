@@ -49,10 +49,14 @@ const PARAMS: &[ParamSpec] = &[];
 pub const SCENE: Scene = Scene {
     id: "exercises",
     section: "§9",
-    title: "Exercises: all twelve, computed",
-    title_zh: "练习：十二道题，逐题计算",
-    summary: "Every §9 exercise answered by the lab that owns the computation, beside the lecture's reference answer.",
-    summary_zh: "§9 的每道练习都由负责那项计算的实验算出，旁边是讲义的参考答案。",
+    title: Text::new(
+        "Exercises: all twelve, computed",
+        "练习：十二道题，逐题计算",
+    ),
+    summary: Text::new(
+        "Every §9 exercise answered by the lab that owns the computation, beside the lecture's reference answer.",
+        "§9 的每道练习都由负责那项计算的实验算出，旁边是讲义的参考答案。",
+    ),
     params: PARAMS,
     run: |_| to_json(&run()?),
 };

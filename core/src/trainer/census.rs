@@ -16,6 +16,7 @@
 //! Shapes follow the source framework: fairseq `nn.Linear` is `[out, in]`, GPT-2's `Conv1D`
 //! is `[in, out]`. Element counts, not bytes, unless a field says bytes.
 
+use crate::text::Text;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -352,10 +353,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "trainer-census",
     section: "§4.1",
-    title: "Census: how many parameter tensors a trainer touches",
-    title_zh: "参数张量普查：训练器每步要碰多少个张量",
-    summary: "Parameter tensors built from each architecture's hyper-parameters: by kind, by size; most are ~1k-element biases and LayerNorm γ/β.",
-    summary_zh: "由各架构的超参数构造出参数张量：按种类、按大小统计；大多数是约 1k 个元素的偏置和 LayerNorm γ/β。",
+    title: Text::new(
+        "Census: how many parameter tensors a trainer touches",
+        "参数张量普查：训练器每步要碰多少个张量",
+    ),
+    summary: Text::new(
+        "Parameter tensors built from each architecture's hyper-parameters: by kind, by size; most are ~1k-element biases and LayerNorm γ/β.",
+        "由各架构的超参数构造出参数张量：按种类、按大小统计；大多数是约 1k 个元素的偏置和 LayerNorm γ/β。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&CensusParams::from_values(v)?)?),
 };

@@ -12,6 +12,7 @@
 //! cost per call, so on a CPU the gap is expected to be small; the numbers are what this
 //! machine measures (and depend on the build: `release_build`).
 
+use crate::text::Text;
 use std::time::Instant;
 
 use rand::{Rng, SeedableRng};
@@ -52,10 +53,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "trainer-timing",
     section: "§4.2",
-    title: "Measured here: per-tensor vs one-buffer Adam",
-    title_zh: "本机实测：逐张量 Adam 与整块 Adam",
-    summary: "Adam called once per parameter tensor vs once over the linked buffer, timed on this CPU, against a plain copy of the same bytes.",
-    summary_zh: "Adam 逐个参数张量调用 vs 对链接好的整块调用一次，在本机 CPU 上计时，并与同样字节数的普通拷贝对比。",
+    title: Text::new(
+        "Measured here: per-tensor vs one-buffer Adam",
+        "本机实测：逐张量 Adam 与整块 Adam",
+    ),
+    summary: Text::new(
+        "Adam called once per parameter tensor vs once over the linked buffer, timed on this CPU, against a plain copy of the same bytes.",
+        "Adam 逐个参数张量调用 vs 对链接好的整块调用一次，在本机 CPU 上计时，并与同样字节数的普通拷贝对比。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&TimingParams::from_values(v)?)?),
 };

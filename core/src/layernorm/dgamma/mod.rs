@@ -36,6 +36,7 @@ mod simulate;
 #[cfg(test)]
 mod tests;
 
+use crate::text::Text;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -114,10 +115,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "layernorm-dgamma",
     section: "§2.4",
-    title: "∇γ, ∇β: column sums, atomics, the 32 × 32 tile and bank conflicts",
-    title_zh: "∇γ、∇β：按列求和、原子加、32 × 32 分块与 bank 冲突",
-    summary: "Three (and a two-stage) parallelisations of the column sums, the tile simulated warp by warp.",
-    summary_zh: "按列求和的三种（外加两段式）并行方式，分块版逐个线程束模拟。",
+    title: Text::new(
+        "∇γ, ∇β: column sums, atomics, the 32 × 32 tile and bank conflicts",
+        "∇γ、∇β：按列求和、原子加、32 × 32 分块与 bank 冲突",
+    ),
+    summary: Text::new(
+        "Three (and a two-stage) parallelisations of the column sums, the tile simulated warp by warp.",
+        "按列求和的三种（外加两段式）并行方式，分块版逐个线程束模拟。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&DgammaParams::from_values(v)?)?),
 };

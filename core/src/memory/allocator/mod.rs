@@ -20,6 +20,7 @@ mod simulation;
 mod tests;
 mod workload;
 
+use crate::text::Text;
 use serde::Serialize;
 
 use super::mib;
@@ -40,10 +41,14 @@ use workload::PARAMS;
 pub const SCENE: Scene = Scene {
     id: "memory-allocator",
     section: "§5.3",
-    title: "Caching allocator vs one up-front allocation",
-    title_zh: "缓存分配器与一次性预先分配",
-    summary: "Variable-length batches fragment PyTorch's caching allocator until it reserves far more than any batch needs; LightSeq2 allocates the largest shape once.",
-    summary_zh: "长度不同的批次把 PyTorch 的缓存分配器切得零零碎碎，直到它保留的显存远多于任何一批所需；LightSeq2 按最大形状一次性分配。",
+    title: Text::new(
+        "Caching allocator vs one up-front allocation",
+        "缓存分配器与一次性预先分配",
+    ),
+    summary: Text::new(
+        "Variable-length batches fragment PyTorch's caching allocator until it reserves far more than any batch needs; LightSeq2 allocates the largest shape once.",
+        "长度不同的批次把 PyTorch 的缓存分配器切得零零碎碎，直到它保留的显存远多于任何一批所需；LightSeq2 按最大形状一次性分配。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&AllocatorParams::from_values(v)?)?),
 };

@@ -40,6 +40,7 @@ mod synthetic;
 #[cfg(test)]
 mod tests;
 
+use crate::text::Text;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -80,10 +81,11 @@ const PARAMS: &[ParamSpec] = &[ParamSpec::text(
 pub const SCENE: Scene = Scene {
     id: "memory-snapshot",
     section: "§5.3",
-    title: "Real PyTorch memory snapshots",
-    title_zh: "真实的 PyTorch 显存快照",
-    summary: "Reads torch.cuda.memory._snapshot() pickles (executing nothing from them) and replays their trace through the allocator simulator.",
-    summary_zh: "读取 torch.cuda.memory._snapshot() 的 pickle（不执行其中任何东西），并用分配器模拟器重放它的轨迹。",
+    title: Text::new("Real PyTorch memory snapshots", "真实的 PyTorch 显存快照"),
+    summary: Text::new(
+        "Reads torch.cuda.memory._snapshot() pickles (executing nothing from them) and replays their trace through the allocator simulator.",
+        "读取 torch.cuda.memory._snapshot() 的 pickle（不执行其中任何东西），并用分配器模拟器重放它的轨迹。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run_path(v.text("path")?)?),
 };

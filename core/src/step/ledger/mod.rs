@@ -64,6 +64,7 @@ mod sweeps;
 #[cfg(test)]
 mod tests;
 
+use crate::text::Text;
 use serde::Serialize;
 
 use crate::Error;
@@ -148,10 +149,14 @@ const PARAMS: &[ParamSpec] = &[
 pub const SCENE: Scene = Scene {
     id: "step-ledger",
     section: "§6.1",
-    title: "The whole training step on paper: baseline vs LightSeq2",
-    title_zh: "一整步训练的纸面账：基线 vs LightSeq2",
-    summary: "GPT-2 large, 8 × 1024 tokens: every kernel's FLOPs, bytes, launches and time, stage by stage; sweeps over tokens, GEMM efficiency and device; the paper's measured speedups beside the model.",
-    summary_zh: "GPT-2 large，8 × 1024 个 token：逐阶段列出每个内核的 FLOPs、字节、发射次数和时间；按 token 数、GEMM 效率和设备扫描；论文实测的加速比放在模型旁边。",
+    title: Text::new(
+        "The whole training step on paper: baseline vs LightSeq2",
+        "一整步训练的纸面账：基线 vs LightSeq2",
+    ),
+    summary: Text::new(
+        "GPT-2 large, 8 × 1024 tokens: every kernel's FLOPs, bytes, launches and time, stage by stage; sweeps over tokens, GEMM efficiency and device; the paper's measured speedups beside the model.",
+        "GPT-2 large，8 × 1024 个 token：逐阶段列出每个内核的 FLOPs、字节、发射次数和时间；按 token 数、GEMM 效率和设备扫描；论文实测的加速比放在模型旁边。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&StepParams::from_values(v)?)?),
 };

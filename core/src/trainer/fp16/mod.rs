@@ -24,6 +24,7 @@ mod format;
 #[cfg(test)]
 mod tests;
 
+use crate::text::Text;
 use serde::Serialize;
 
 use crate::Error;
@@ -74,10 +75,14 @@ pub const SWEEP_LRS: [f64; 3] = [1e-4, 3e-4, 1e-3];
 pub const SCENE: Scene = Scene {
     id: "trainer-fp16",
     section: "§4.3",
-    title: "FP16 storage swallows small updates",
-    title_zh: "FP16 存储会吞掉小的更新量",
-    summary: "FP16-stored vs FP32-master γ under Adam: updates below half an FP16 spacing vanish.",
-    summary_zh: "Adam 下 FP16 存储与 FP32 主参数的 γ 对比：小于半个 FP16 间距的更新会消失。",
+    title: Text::new(
+        "FP16 storage swallows small updates",
+        "FP16 存储会吞掉小的更新量",
+    ),
+    summary: Text::new(
+        "FP16-stored vs FP32-master γ under Adam: updates below half an FP16 spacing vanish.",
+        "Adam 下 FP16 存储与 FP32 主参数的 γ 对比：小于半个 FP16 间距的更新会消失。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&Fp16Params::from_values(v)?)?),
 };

@@ -25,6 +25,7 @@ mod ledger;
 #[cfg(test)]
 mod tests;
 
+use crate::text::Text;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -82,10 +83,14 @@ fn instance_bytes_per_element() -> u64 {
 pub const SCENE: Scene = Scene {
     id: "trainer-workspace",
     section: "§4.2",
-    title: "Workspace: hundreds of tensors linked into one buffer",
-    title_zh: "workspace：几百个张量链接成一整块",
-    summary: "Per-tensor FP32-master trainer (40 B/param, 3 launches per tensor) vs one kernel over the linked FP16 workspace (22 B/param, 1 launch); per-tensor and whole-buffer Adam are bitwise identical.",
-    summary_zh: "逐张量、带 FP32 主参数的训练器（每个参数 40 B，每个张量 3 次发射）vs 在链接好的 FP16 workspace 上跑一个内核（每个参数 22 B，1 次发射）；逐张量 Adam 与整块 Adam 逐位相同。",
+    title: Text::new(
+        "Workspace: hundreds of tensors linked into one buffer",
+        "workspace：几百个张量链接成一整块",
+    ),
+    summary: Text::new(
+        "Per-tensor FP32-master trainer (40 B/param, 3 launches per tensor) vs one kernel over the linked FP16 workspace (22 B/param, 1 launch); per-tensor and whole-buffer Adam are bitwise identical.",
+        "逐张量、带 FP32 主参数的训练器（每个参数 40 B，每个张量 3 次发射）vs 在链接好的 FP16 workspace 上跑一个内核（每个参数 22 B，1 次发射）；逐张量 Adam 与整块 Adam 逐位相同。",
+    ),
     params: PARAMS,
     run: |v| to_json(&run(&WorkspaceParams::from_values(v)?)?),
 };

@@ -71,13 +71,26 @@ pub enum ExportError {
     Format(PathBuf),
 }
 
-/// The caption line: title and parameters.
+/// The caption line: the section, the title, every parameter by its label (in the scene's
+/// order) and the event shown.
 pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usize>) -> String {
     let title = match lang {
         Lang::En => scene.title.en,
         Lang::Zh => scene.title.zh,
     };
-    let params: Vec<String> = values.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    // Each parameter by its readable label (with its unit), in the scene's own order.
+    let params: Vec<String> = scene
+        .params
+        .iter()
+        .filter_map(|p| {
+            let v = values.0.get(p.name)?;
+            let label = match lang {
+                Lang::En => p.label,
+                Lang::Zh => p.label_zh,
+            };
+            Some(format!("{label} = {v}"))
+        })
+        .collect();
     let step = step.map_or(String::new(), |s| match lang {
         Lang::En => format!(", event {s}"),
         Lang::Zh => format!("，第 {s} 个事件"),
@@ -89,6 +102,46 @@ pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usi
         params.join(", "),
         step
     )
+}
+
+/// A file name stem for a figure or session of `scene`: the id, then each parameter that
+/// differs from the lecture default as `name` + value (e.g. `banks-pad1`, `memory-snapshot-
+/// pathcs336.pickle` keeps only the file's name), then `-e<N>` for a stepper event past the
+/// first. Only ASCII letters, digits, `.`, `_` and `-` are kept; at most 80 characters.
+pub fn file_stem(scene: &Scene, values: &ParamValues, event: Option<usize>) -> String {
+    let defaults = scene.defaults();
+    let mut stem = scene.id.to_owned();
+    for p in scene.params {
+        let (Some(v), d) = (values.0.get(p.name), defaults.0.get(p.name)) else {
+            continue;
+        };
+        if Some(v) == d {
+            continue;
+        }
+        let shown = v.to_string();
+        // A path says too much: its file name is enough to tell figures apart.
+        let shown = Path::new(&shown)
+            .file_name()
+            .map_or(shown.clone(), |n| n.to_string_lossy().into_owned());
+        stem.push('-');
+        stem.push_str(p.name);
+        stem.push_str(&shown);
+    }
+    if let Some(e) = event.filter(|&e| e > 0) {
+        stem.push_str(&format!("-e{e}"));
+    }
+    let clean: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(80)
+        .collect();
+    clean
 }
 
 /// A scene computed for drawing headless: its result, its view at the view's initial state,
@@ -724,4 +777,36 @@ pub fn export(
     };
     write_atomically(out, &bytes)?;
     Ok(out.canonicalize().unwrap_or_else(|_| out.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_name_names_what_differs_from_the_lecture() {
+        let banks = warpscope_core::scene::find("banks").expect("registered");
+        let mut v = banks.defaults();
+        assert_eq!(file_stem(banks, &v, Some(0)), "banks");
+        v.set(banks.params, "pad", "1").expect("in range");
+        assert_eq!(file_stem(banks, &v, None), "banks-pad1");
+        let snap = warpscope_core::scene::find("memory-snapshot").expect("registered");
+        let mut v = snap.defaults();
+        v.set(snap.params, "path", "/home/me/runs/oom dump.pickle")
+            .expect("any text");
+        // Only the file's name, and the space made safe.
+        assert_eq!(
+            file_stem(snap, &v, Some(3)),
+            "memory-snapshot-pathoom_dump.pickle-e3"
+        );
+    }
+
+    #[test]
+    fn a_caption_names_each_parameter_by_its_label() {
+        let r = warpscope_core::scene::find("reduction").expect("registered");
+        let c = caption(r, &r.defaults(), Lang::En, Some(6));
+        assert!(c.contains("threads per block = 256"), "{c}");
+        assert!(c.ends_with(", event 6"), "{c}");
+        assert!(!c.contains("threads=256"), "{c}");
+    }
 }

@@ -307,9 +307,9 @@ fn language_and_theme_switch_at_runtime() {
     h.get_by_label("中文").click();
     h.run();
     // Titles and parameter labels now in Chinese (the lecture is bilingual).
-    h.get_by_label_contains("bank 实验场");
+    h.get_by_label_contains("bank 实验场：共享内存冲突");
     h.get_by_role_and_label(Role::Slider, "行数");
-    h.get_by_label_contains("LayerNorm 反向");
+    h.get_by_label("§2 LayerNorm 反向");
     h.get_by_role_and_label(Role::ComboBox, "主题").click();
     h.run();
     h.get_by_label("Slides").click();
@@ -509,10 +509,8 @@ fn export_buttons_without_a_dialog_write_into_the_default_folders_and_say_where(
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    assert!(
-        name.starts_with("banks-") && name.ends_with(".svg"),
-        "{name}"
-    );
+    // The lecture's parameters at the first event: the scene's id alone.
+    assert_eq!(name, "banks.svg");
     h.get_by_label_contains(&format!(
         "Saved {}",
         written[0].canonicalize().expect("exists").display()
@@ -530,6 +528,11 @@ fn export_buttons_without_a_dialog_write_into_the_default_folders_and_say_where(
         .map(|e| e.path())
         .find(|p| p != &written[0])
         .expect("a second figure");
+    // The same view again: a new name, the first file kept.
+    assert_eq!(
+        svg.file_name().and_then(|n| n.to_str()),
+        Some("banks-2.svg")
+    );
     let text = std::fs::read_to_string(&svg).expect("svg");
     assert!(
         text.contains("最坏的冲突路数"),

@@ -117,7 +117,7 @@ pub struct WarpscopeApp {
     pub theme: crate::theme::Theme,
     applied_theme: Option<crate::theme::Theme>,
     fonts_installed: bool,
-    export_message: Option<String>,
+    export_message: Option<warpscope_core::text::Text>,
     /// Ask for the file name in a native save dialog (the window turns this on; tests leave it
     /// off so files go to the default folders deterministically).
     pub use_file_dialog: bool,
@@ -317,7 +317,10 @@ impl WarpscopeApp {
                     });
             });
             if let Some(msg) = export_message.as_ref() {
-                ui.label(egui::RichText::new(msg).small());
+                // Where the file went, in the window's language, as large as the controls.
+                egui::Frame::group(ui.style()).show(ui, |ui| {
+                    ui.label(msg.get(zh));
+                });
             }
             if let Some(kernel) = crate::widgets::gpu::kernel_for(state.scene.id) {
                 egui::CollapsingHeader::new(trf!(
@@ -467,11 +470,22 @@ impl WarpscopeApp {
     fn navigator(&mut self, ui: &mut egui::Ui) {
         for (section, title, title_zh, ids) in CHAPTERS {
             let title = if self.zh { title_zh } else { title };
-            let shown = match *section {
-                "Foundations" if self.zh => "基础",
-                s => s,
+            let heading = if *section == "Foundations" {
+                // The first chapter has no § of its own: it names its scenes' sections and
+                // invites a first-time user in.
+                let sections: Vec<&str> = ids
+                    .iter()
+                    .filter_map(|id| registry::find(id).ok().map(|s| s.section))
+                    .collect();
+                if self.zh {
+                    format!("从这里开始：{title}（{}）", sections.join("、"))
+                } else {
+                    format!("Start here: the {title} ({})", sections.join(", "))
+                }
+            } else {
+                format!("{section} {title}")
             };
-            ui.label(egui::RichText::new(format!("{shown} {title}")).strong());
+            ui.label(egui::RichText::new(heading).strong());
             let extra: Vec<&'static str> = registry::scenes()
                 .filter(|s| {
                     s.section.starts_with(section)
@@ -484,8 +498,14 @@ impl WarpscopeApp {
                 match registry::find(id) {
                     Ok(s) => {
                         if ui
-                            .selectable_label(self.selected == s.id, s.id)
-                            .on_hover_text(s.title.get(self.zh))
+                            .add(
+                                egui::Button::selectable(
+                                    self.selected == s.id,
+                                    nav_label(s, self.zh),
+                                )
+                                .wrap(),
+                            )
+                            .on_hover_text(format!("{} — {}", s.id, s.title.get(self.zh)))
                             .clicked()
                         {
                             self.selected = s.id;
@@ -514,6 +534,18 @@ pub const SESSION_FOLDER: &str = "warpscope-sessions";
 
 /// The folder the window's export buttons write into.
 pub const FIGURE_FOLDER: &str = "warpscope-figures";
+
+/// A scene as the navigator lists it: its § and its title up to the colon, or the whole title
+/// when another scene's title starts the same way (the id is in the hover text).
+fn nav_label(s: &registry::Scene, zh: bool) -> String {
+    fn prefix(t: &str) -> &str {
+        t.split([':', '：']).next().unwrap_or(t).trim()
+    }
+    let title = s.title.get(zh);
+    let short = prefix(title);
+    let shared = registry::scenes().any(|o| o.id != s.id && prefix(o.title.get(zh)) == short);
+    format!("{} {}", s.section, if shared { title } else { short })
+}
 
 /// A theme's name in the window's language.
 fn theme_name(ui: &egui::Ui, t: crate::theme::Theme) -> &'static str {

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
-use crate::export::{FigureOptions, Lang};
+use warpscope_core::text::Text;
+
+use crate::export::FigureOptions;
 
 /// What a save button writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,28 +57,27 @@ pub struct SaveRequest {
 }
 
 impl SaveRequest {
-    /// The file name offered: `<scene>-<unix seconds>.<ext>`.
+    /// The file name offered: the scene, the parameters that differ from the lecture's and the
+    /// event ([`crate::export::file_stem`]), e.g. `banks-pad1.png`.
     pub fn file_name(&self) -> String {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        format!("{}-{stamp}.{}", self.scene.id, self.kind.ext())
+        format!(
+            "{}.{}",
+            crate::export::file_stem(self.scene, &self.values, Some(self.step)),
+            self.kind.ext()
+        )
     }
 
-    fn zh(&self) -> bool {
-        self.opts.lang == Lang::Zh
-    }
-
-    /// Writes into the default folder (created if missing) and says where the file went.
-    pub fn write_to_default_folder(&self) -> String {
+    /// Writes into the default folder (created if missing) and says where the file went, in
+    /// both languages (the notice follows the window's language after it is shown).
+    pub fn write_to_default_folder(&self) -> Text {
         if let Err(e) = std::fs::create_dir_all(&self.folder) {
-            return if self.zh() {
-                format!("无法创建文件夹 {}：{e}", self.folder.display())
-            } else {
-                format!("Could not create the folder {}: {e}", self.folder.display())
-            };
+            let f = self.folder.display();
+            return Text::new(
+                format!("Could not create the folder {f}: {e}"),
+                format!("无法创建文件夹 {f}：{e}"),
+            );
         }
-        // Two clicks within one second would share a name: never overwrite an earlier file.
+        // The same view saved twice shares a name: never overwrite an earlier file.
         let first = self.folder.join(self.file_name());
         let stem = first
             .file_stem()
@@ -90,9 +91,8 @@ impl SaveRequest {
         self.write(&path)
     }
 
-    /// Writes to `path` and says where the file went (or why it did not).
-    pub fn write(&self, path: &Path) -> String {
-        let zh = self.zh();
+    /// Writes to `path` and says where the file went (or why it did not), in both languages.
+    pub fn write(&self, path: &Path) -> Text {
         match self.kind {
             SaveKind::Session => {
                 let session = warpscope_core::session::Session {
@@ -103,22 +103,13 @@ impl SaveRequest {
                 match crate::export::write_atomically(path, session.to_json().as_bytes()) {
                     Ok(()) => {
                         let p = path.canonicalize().unwrap_or_else(|_| path.to_owned());
-                        if zh {
-                            format!(
-                                "已保存 {} — 用 `warpscope gui --preset {}` 重新打开",
-                                p.display(),
-                                p.display()
-                            )
-                        } else {
-                            format!(
-                                "Saved {} — reopen with `warpscope gui --preset {}`",
-                                p.display(),
-                                p.display()
-                            )
-                        }
+                        let p = p.display();
+                        Text::new(
+                            format!("Saved {p} — reopen with `warpscope gui --preset {p}`"),
+                            format!("已保存 {p} — 用 `warpscope gui --preset {p}` 重新打开"),
+                        )
                     }
-                    Err(e) if zh => format!("保存失败：{e}"),
-                    Err(e) => format!("Saving failed: {e}"),
+                    Err(e) => Text::new(format!("Saving failed: {e}"), format!("保存失败：{e}")),
                 }
             }
             SaveKind::Png | SaveKind::Svg => {
@@ -135,10 +126,11 @@ impl SaveRequest {
                     self.scale,
                     &self.opts,
                 ) {
-                    Ok(p) if zh => format!("已保存 {}", p.display()),
-                    Ok(p) => format!("Saved {}", p.display()),
-                    Err(e) if zh => format!("导出失败：{e}"),
-                    Err(e) => format!("Export failed: {e}"),
+                    Ok(p) => Text::new(
+                        format!("Saved {}", p.display()),
+                        format!("已保存 {}", p.display()),
+                    ),
+                    Err(e) => Text::new(format!("Export failed: {e}"), format!("导出失败：{e}")),
                 }
             }
         }
@@ -204,7 +196,7 @@ impl PendingDialog {
 
     /// The message once the dialog has closed and the file is written (`None` while it is
     /// open). A dialog that could not be shown falls back to the default folder.
-    pub fn poll(&self) -> Option<String> {
+    pub fn poll(&self) -> Option<Text> {
         let answer = match self.rx.try_recv() {
             Ok(a) => a,
             Err(mpsc::TryRecvError::Empty) => return None,
@@ -215,8 +207,10 @@ impl PendingDialog {
             None if self.started.elapsed() < NO_DIALOG_WITHIN => {
                 self.request.write_to_default_folder()
             }
-            None if self.request.zh() => "已取消：没有写入文件".to_owned(),
-            None => "Cancelled: nothing was written".to_owned(),
+            None => Text::new(
+                "Cancelled: nothing was written".to_owned(),
+                "已取消：没有写入文件".to_owned(),
+            ),
         })
     }
 }

@@ -72,11 +72,13 @@ fn draw(ui: &mut egui::Ui, b: &BanksOutput, view: &mut BanksView) {
     }
     let last = b.shown.len() - 1;
     view.request = view.request.min(last);
-    ui.add(egui::Slider::new(&mut view.request, 0..=last).text(tr(
-        ui,
-        "warp request",
-        "线程束请求",
-    )));
+    if !crate::widgets::stepper::figure_mode(ui.ctx()) {
+        ui.add(egui::Slider::new(&mut view.request, 0..=last).text(tr(
+            ui,
+            "warp request",
+            "线程束请求",
+        )));
+    }
     let r = &b.shown[view.request];
     ui.label(trf!(
         ui,
@@ -89,23 +91,25 @@ fn draw(ui: &mut egui::Ui, b: &BanksOutput, view: &mut BanksView) {
         r.cost.group_lanes
     ));
     widgets::bank_grid(ui, &r.cost, 32);
-    ui.collapsing(
-        tr(ui, "Elements each lane reads", "每个线程读的元素"),
-        |ui| {
-            egui::Grid::new("lanes").striped(true).show(ui, |ui| {
-                ui.strong(tr(ui, "lane", "线程"));
-                ui.strong(tr(ui, "element [row][col]", "元素 [行][列]"));
-                ui.strong(tr(ui, "byte address", "字节地址"));
-                ui.strong("bank");
-                ui.end_row();
-                for (l, ((i, j), a)) in r.elements.iter().zip(&r.addresses).enumerate() {
-                    ui.label(l.to_string());
-                    ui.monospace(format!("[{i}][{j}]"));
-                    ui.monospace(a.to_string());
-                    ui.monospace(r.cost.lane_bank[l].map_or("—".into(), |b| b.to_string()));
+    if !crate::widgets::stepper::figure_mode(ui.ctx()) {
+        ui.collapsing(
+            tr(ui, "Elements each lane reads", "每个线程读的元素"),
+            |ui| {
+                egui::Grid::new("lanes").striped(true).show(ui, |ui| {
+                    ui.strong(tr(ui, "lane", "线程"));
+                    ui.strong(tr(ui, "element [row][col]", "元素 [行][列]"));
+                    ui.strong(tr(ui, "byte address", "字节地址"));
+                    ui.strong("bank");
                     ui.end_row();
-                }
-            });
-        },
-    );
+                    for (l, ((i, j), a)) in r.elements.iter().zip(&r.addresses).enumerate() {
+                        ui.label(l.to_string());
+                        ui.monospace(format!("[{i}][{j}]"));
+                        ui.monospace(a.to_string());
+                        ui.monospace(r.cost.lane_bank[l].map_or("—".into(), |b| b.to_string()));
+                        ui.end_row();
+                    }
+                });
+            },
+        );
+    }
 }

@@ -53,8 +53,7 @@ fn draw(
     view: &mut ReductionView,
     cx: &mut ViewContext<'_>,
 ) {
-    ui.horizontal(|ui| {
-        ui.label(tr(ui, "Run:", "运行："));
+    {
         let together = trf!(
             ui,
             "K values together ({} barriers)",
@@ -67,14 +66,11 @@ fn draw(
             "一个接一个归约（{} 次栅栏）",
             r.block_barriers_sequential
         );
-        let mut changed = ui
-            .radio_value(&mut view.sequential, false, together)
-            .changed();
-        changed |= ui.radio_value(&mut view.sequential, true, seq).changed();
-        if changed {
+        let caption = tr(ui, "Run:", "运行：");
+        if crate::widgets::run_choice(ui, caption, &mut view.sequential, &together, &seq) {
             cx.stepper.pos = 0;
         }
-    });
+    }
     egui::Grid::new("reduction-sums")
         .striped(true)
         .show(ui, |ui| {

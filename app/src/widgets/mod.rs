@@ -14,6 +14,7 @@ pub mod ledger_bars;
 pub mod log_log_plot;
 pub mod palette;
 pub mod recorded;
+pub mod run_choice;
 pub mod segment_map;
 pub mod stepper;
 pub mod trace;
@@ -27,6 +28,7 @@ pub use lanes::{LaneCell, lane_strip};
 pub use ledger_bars::{LedgerBar, ledger_bars};
 pub use log_log_plot::log_log_plot;
 pub use palette::*;
+pub use run_choice::run_choice;
 pub use segment_map::{
     BlockUse, MAP_ALLOCATED, MAP_PENDING, MAP_ROUNDING, MapBlock, MapSegment, mib_text,
     segment_map, segment_map_legend,

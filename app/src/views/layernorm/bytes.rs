@@ -104,36 +104,38 @@ fn draw(ui: &mut egui::Ui, o: &BytesOutput) {
             &o.fused,
         ),
     ] {
-        ui.collapsing(title, |ui| {
-            egui::Grid::new(id).striped(true).show(ui, |ui| {
-                ui.strong(tr(ui, "kernel", "内核"));
-                ui.strong(tr(ui, "reads", "读"));
-                ui.strong(tr(ui, "writes", "写"));
-                ui.strong("MB");
-                ui.strong("µs");
-                ui.end_row();
-                for k in &l.kernels {
-                    ui.label(&k.name);
-                    ui.label(
-                        k.reads
-                            .iter()
-                            .map(|a| format!("{} ({}×{} B)", a.name, a.elements, a.elem_bytes))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    );
-                    ui.label(
-                        k.writes
-                            .iter()
-                            .map(|a| format!("{} ({}×{} B)", a.name, a.elements, a.elem_bytes))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    );
-                    ui.monospace(format_number(k.cost.bytes() / 1e6));
-                    ui.monospace(format_number(k.us));
+        if !crate::widgets::stepper::figure_mode(ui.ctx()) {
+            ui.collapsing(title, |ui| {
+                egui::Grid::new(id).striped(true).show(ui, |ui| {
+                    ui.strong(tr(ui, "kernel", "内核"));
+                    ui.strong(tr(ui, "reads", "读"));
+                    ui.strong(tr(ui, "writes", "写"));
+                    ui.strong("MB");
+                    ui.strong("µs");
                     ui.end_row();
-                }
+                    for k in &l.kernels {
+                        ui.label(&k.name);
+                        ui.label(
+                            k.reads
+                                .iter()
+                                .map(|a| format!("{} ({}×{} B)", a.name, a.elements, a.elem_bytes))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        );
+                        ui.label(
+                            k.writes
+                                .iter()
+                                .map(|a| format!("{} ({}×{} B)", a.name, a.elements, a.elem_bytes))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        );
+                        ui.monospace(format_number(k.cost.bytes() / 1e6));
+                        ui.monospace(format_number(k.us));
+                        ui.end_row();
+                    }
+                });
             });
-        });
+        }
     }
     let q = &o.lecture_quoted;
     ui.label(egui::RichText::new(trf!(

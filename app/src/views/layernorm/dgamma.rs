@@ -97,8 +97,7 @@ fn draw(ui: &mut egui::Ui, o: &DgammaOutput, view: &mut DgammaView, cx: &mut Vie
         o.atomic.spread
     ));
     ui.separator();
-    ui.horizontal(|ui| {
-        ui.label(tr(ui, "Step through one block of:", "逐步查看一个线程块："));
+    {
         let tile = trf!(
             ui,
             "the 32 × 32 tile (pad {})",
@@ -106,13 +105,11 @@ fn draw(ui: &mut egui::Ui, o: &DgammaOutput, view: &mut DgammaView, cx: &mut Vie
             o.tile.pad
         );
         let atomics = tr(ui, "atomics", "原子加");
-        if ui.radio_value(&mut view.sequential, false, tile).changed()
-            | ui.radio_value(&mut view.sequential, true, atomics)
-                .changed()
-        {
+        let caption = tr(ui, "Step through one block of:", "逐步查看一个线程块：");
+        if crate::widgets::run_choice(ui, caption, &mut view.sequential, &tile, atomics) {
             cx.stepper.pos = 0;
         }
-    });
+    }
     let trace = if view.sequential {
         &o.trace_atomic
     } else {

@@ -93,22 +93,18 @@ fn draw(ui: &mut egui::Ui, o: &SyncsOutput, view: &mut SyncsView, cx: &mut ViewC
         draw_graph(ui, g);
     }
     ui.separator();
-    ui.horizontal(|ui| {
-        ui.label(tr(ui, "Step through:", "逐步查看："));
+    {
         let rewrite = tr(
             ui,
             "the rewrite (Σg, Σg·x̂ together)",
             "重排（Σg、Σg·x̂ 一起归约）",
         );
         let chain = tr(ui, "the autograd-style chain", "自动求导式的链");
-        if ui
-            .radio_value(&mut view.sequential, false, rewrite)
-            .changed()
-            | ui.radio_value(&mut view.sequential, true, chain).changed()
-        {
+        let caption = tr(ui, "Step through:", "逐步查看：");
+        if crate::widgets::run_choice(ui, caption, &mut view.sequential, rewrite, chain) {
             cx.stepper.pos = 0;
         }
-    });
+    }
     let trace = if view.sequential {
         &o.trace_autograd
     } else {

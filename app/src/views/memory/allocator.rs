@@ -245,54 +245,57 @@ fn draw(ui: &mut egui::Ui, r: &AllocatorRun, view: &mut AllocatorView) {
             );
             pu.vline(VLine::new(names[3], sel).color(widgets::GREY));
         });
-    ui.horizontal(|ui| {
-        let play = if view.playing {
-            tr(ui, "Pause", "暂停")
-        } else {
-            tr(ui, "Play", "播放")
-        };
-        if ui
-            .button(play)
-            .on_hover_text(tr(
-                ui,
-                "Animate the segment map batch by batch",
-                "逐批播放段图的变化",
-            ))
-            .clicked()
-        {
-            if !view.playing && view.batch >= last {
-                view.batch = 0;
+    if !crate::widgets::stepper::figure_mode(ui.ctx()) {
+        ui.horizontal(|ui| {
+            let play = if view.playing {
+                tr(ui, "Pause", "暂停")
+            } else {
+                tr(ui, "Play", "播放")
+            };
+            if ui
+                .button(play)
+                .on_hover_text(tr(
+                    ui,
+                    "Animate the segment map batch by batch",
+                    "逐批播放段图的变化",
+                ))
+                .clicked()
+            {
+                if !view.playing && view.batch >= last {
+                    view.batch = 0;
+                }
+                view.playing = !view.playing;
+                view.carry = 0.0;
             }
-            view.playing = !view.playing;
-            view.carry = 0.0;
-        }
-        if ui
-            .button("<")
-            .on_hover_text(tr(ui, "previous batch", "上一批"))
-            .clicked()
-        {
-            view.batch = view.batch.saturating_sub(1);
-            view.playing = false;
-        }
-        if ui
-            .button(">")
-            .on_hover_text(tr(ui, "next batch", "下一批"))
-            .clicked()
-        {
-            view.batch = (view.batch + 1).min(last);
-            view.playing = false;
-        }
-        let l = ui.label(tr(ui, "batch shown", "当前显示的批次"));
-        if ui
-            .add(
-                egui::Slider::new(&mut view.batch, 0..=last).clamping(egui::SliderClamping::Always),
-            )
-            .labelled_by(l.id)
-            .changed()
-        {
-            view.playing = false;
-        }
-    });
+            if ui
+                .button("<")
+                .on_hover_text(tr(ui, "previous batch", "上一批"))
+                .clicked()
+            {
+                view.batch = view.batch.saturating_sub(1);
+                view.playing = false;
+            }
+            if ui
+                .button(">")
+                .on_hover_text(tr(ui, "next batch", "下一批"))
+                .clicked()
+            {
+                view.batch = (view.batch + 1).min(last);
+                view.playing = false;
+            }
+            let l = ui.label(tr(ui, "batch shown", "当前显示的批次"));
+            if ui
+                .add(
+                    egui::Slider::new(&mut view.batch, 0..=last)
+                        .clamping(egui::SliderClamping::Always),
+                )
+                .labelled_by(l.id)
+                .changed()
+            {
+                view.playing = false;
+            }
+        });
+    }
     let bi = view.batch.min(last);
     let Some(b) = o.timeline.get(bi) else { return };
     let frame = r.sim.frames.get(bi).map(Vec::as_slice).unwrap_or(&[]);

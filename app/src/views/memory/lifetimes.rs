@@ -266,28 +266,30 @@ fn draw(ui: &mut egui::Ui, o: &LifetimesOutput) {
                 ui.end_row();
             }
         });
-    ui.collapsing(tr(ui, "The ten temporaries", "十个临时张量"), |ui| {
-        egui::Grid::new("memory-tensors")
-            .striped(true)
-            .show(ui, |ui| {
-                for (en, zh) in [
-                    ("tensor", "张量"),
-                    ("size", "大小"),
-                    ("MiB", "MiB"),
-                    ("alive in steps", "活在哪几步"),
-                    ("what", "是什么"),
-                ] {
-                    ui.strong(tr(ui, en, zh));
-                }
-                ui.end_row();
-                for t in &o.tensors {
-                    ui.colored_label(tensor_colour(t.name), g(t.name));
-                    ui.label(blh(t.size_blh));
-                    ui.monospace(format!("{:.2}", mib(t.bytes)));
-                    ui.label(format!("{}–{}", t.created_step, t.last_use_step));
-                    ui.label(g(crate::i18n::pick(ui, &t.what)));
+    if !crate::widgets::stepper::figure_mode(ui.ctx()) {
+        ui.collapsing(tr(ui, "The ten temporaries", "十个临时张量"), |ui| {
+            egui::Grid::new("memory-tensors")
+                .striped(true)
+                .show(ui, |ui| {
+                    for (en, zh) in [
+                        ("tensor", "张量"),
+                        ("size", "大小"),
+                        ("MiB", "MiB"),
+                        ("alive in steps", "活在哪几步"),
+                        ("what", "是什么"),
+                    ] {
+                        ui.strong(tr(ui, en, zh));
+                    }
                     ui.end_row();
-                }
-            });
-    });
+                    for t in &o.tensors {
+                        ui.colored_label(tensor_colour(t.name), g(t.name));
+                        ui.label(blh(t.size_blh));
+                        ui.monospace(format!("{:.2}", mib(t.bytes)));
+                        ui.label(format!("{}–{}", t.created_step, t.last_use_step));
+                        ui.label(g(crate::i18n::pick(ui, &t.what)));
+                        ui.end_row();
+                    }
+                });
+        });
+    }
 }

@@ -96,52 +96,54 @@ fn draw(ui: &mut egui::Ui, o: &FusionOutput) {
             &o.fused_kernels,
         ),
     ] {
-        ui.collapsing(title, |ui| {
-            egui::Grid::new(id).striped(true).show(ui, |ui| {
-                ui.strong(tr(ui, "kernel", "内核"));
-                ui.strong(tr(ui, "reads", "读"));
-                ui.strong(tr(ui, "writes", "写"));
-                ui.strong(tr(ui, "bytes", "字节"));
-                ui.strong("µs");
-                ui.end_row();
-                for k in kernels {
-                    ui.label(&k.name);
-                    ui.label(
-                        k.reads
-                            .iter()
-                            .map(|a| {
-                                trf!(
-                                    ui,
-                                    "{} ({} B/elem)",
-                                    "{}（每元素 {} B）",
-                                    a.tensor,
-                                    a.bytes_per_element
-                                )
-                            })
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    );
-                    ui.label(
-                        k.writes
-                            .iter()
-                            .map(|a| {
-                                trf!(
-                                    ui,
-                                    "{} ({} B/elem)",
-                                    "{}（每元素 {} B）",
-                                    a.tensor,
-                                    a.bytes_per_element
-                                )
-                            })
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    );
-                    ui.monospace(format_number(k.bytes_read + k.bytes_written));
-                    ui.monospace(format_number(k.time_us));
+        if !crate::widgets::stepper::figure_mode(ui.ctx()) {
+            ui.collapsing(title, |ui| {
+                egui::Grid::new(id).striped(true).show(ui, |ui| {
+                    ui.strong(tr(ui, "kernel", "内核"));
+                    ui.strong(tr(ui, "reads", "读"));
+                    ui.strong(tr(ui, "writes", "写"));
+                    ui.strong(tr(ui, "bytes", "字节"));
+                    ui.strong("µs");
                     ui.end_row();
-                }
+                    for k in kernels {
+                        ui.label(&k.name);
+                        ui.label(
+                            k.reads
+                                .iter()
+                                .map(|a| {
+                                    trf!(
+                                        ui,
+                                        "{} ({} B/elem)",
+                                        "{}（每元素 {} B）",
+                                        a.tensor,
+                                        a.bytes_per_element
+                                    )
+                                })
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        );
+                        ui.label(
+                            k.writes
+                                .iter()
+                                .map(|a| {
+                                    trf!(
+                                        ui,
+                                        "{} ({} B/elem)",
+                                        "{}（每元素 {} B）",
+                                        a.tensor,
+                                        a.bytes_per_element
+                                    )
+                                })
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        );
+                        ui.monospace(format_number(k.bytes_read + k.bytes_written));
+                        ui.monospace(format_number(k.time_us));
+                        ui.end_row();
+                    }
+                });
             });
-        });
+        }
     }
     let e = &o.example;
     ui.label(trf!(

@@ -126,19 +126,14 @@ fn draw(ui: &mut egui::Ui, o: &WarpOutput, view: &mut WarpView, cx: &mut ViewCon
         o.max_abs_error
     ));
     ui.separator();
-    ui.horizontal(|ui| {
-        ui.label(tr(ui, "Trace:", "轨迹："));
+    {
         let backward = tr(ui, "backward (one reduction)", "反向（一次归约）");
         let forward = tr(ui, "forward (max, then sum)", "前向（先最大值，再求和）");
-        if ui
-            .radio_value(&mut view.sequential, false, backward)
-            .changed()
-            | ui.radio_value(&mut view.sequential, true, forward)
-                .changed()
-        {
+        let caption = tr(ui, "Trace:", "轨迹：");
+        if crate::widgets::run_choice(ui, caption, &mut view.sequential, backward, forward) {
             cx.stepper.pos = 0;
         }
-    });
+    }
     let trace = if view.sequential {
         &o.forward_trace
     } else {

@@ -108,6 +108,10 @@ pub enum Command {
         /// Caption language.
         #[arg(long, value_enum, default_value_t = crate::export::Lang::En)]
         lang: crate::export::Lang,
+        /// A 16 : 9 slide: the figure centred on a 1920 × 1080 canvas (PNG pixels; --scale is
+        /// ignored).
+        #[arg(long)]
+        slide: bool,
         /// Leave out the caption (title and parameters).
         #[arg(long)]
         no_caption: bool,
@@ -196,6 +200,7 @@ pub fn main() -> ExitCode {
             theme,
             lang,
             no_caption,
+            slide,
             frames,
             fps,
             format,
@@ -205,6 +210,7 @@ pub fn main() -> ExitCode {
                 theme,
                 lang,
                 caption: !no_caption,
+                slide,
                 ..Default::default()
             };
             if out

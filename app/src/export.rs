@@ -35,7 +35,17 @@ pub struct FigureOptions {
     pub lang: Lang,
     /// Put the scene title and its parameters above the view.
     pub caption: bool,
+    /// A 16 : 9 slide: the figure centred on a [`SLIDE_PX`] canvas (scaled to fit) instead of
+    /// cropped to what it draws; drawn [`SLIDE_WIDTH`] points wide.
+    pub slide: bool,
 }
+
+/// The pixel size of a `slide` figure: full HD, 16 : 9.
+pub const SLIDE_PX: (f32, f32) = (1920.0, 1080.0);
+
+/// The width in points a `slide` figure is laid out at (its text then reads as on a 1280-point
+/// wide slide, scaled 1.5× to [`SLIDE_PX`]).
+pub const SLIDE_WIDTH: f32 = 1280.0;
 
 impl Default for FigureOptions {
     fn default() -> Self {
@@ -45,6 +55,7 @@ impl Default for FigureOptions {
             theme: Theme::Slides,
             lang: Lang::En,
             caption: true,
+            slide: false,
         }
     }
 }
@@ -654,8 +665,38 @@ pub fn scene_svg(
     values: ParamValues,
     opts: &FigureOptions,
 ) -> Result<String, ExportError> {
-    let (shapes, area, bg) = draw(scene, values, opts)?;
-    Ok(shapes_to_svg(&shapes, area, bg))
+    let opts = FigureOptions {
+        width: if opts.slide { SLIDE_WIDTH } else { opts.width },
+        ..*opts
+    };
+    let (shapes, area, bg) = draw(scene, values, &opts)?;
+    if !opts.slide {
+        return Ok(shapes_to_svg(&shapes, area, bg));
+    }
+    // Grow the drawn area to 16 : 9 around its centre, then show it at the slide's pixel size.
+    let (w, h) = SLIDE_PX;
+    let aspect = w / h;
+    let canvas = if area.width() / area.height() < aspect {
+        Rect::from_center_size(
+            area.center(),
+            egui::vec2(area.height() * aspect, area.height()),
+        )
+    } else {
+        Rect::from_center_size(
+            area.center(),
+            egui::vec2(area.width(), area.width() / aspect),
+        )
+    };
+    let svg = shapes_to_svg(&shapes, canvas, bg);
+    Ok(svg.replacen(
+        &format!(
+            "width=\"{:.0}\" height=\"{:.0}\"",
+            canvas.width(),
+            canvas.height()
+        ),
+        &format!("width=\"{w:.0}\" height=\"{h:.0}\""),
+        1,
+    ))
 }
 
 /// Rasterises `svg` at `scale` × its size with the GUI's embedded fonts (no system fonts, no GPU).
@@ -771,7 +812,8 @@ pub fn export(
         _ => return Err(ExportError::Format(out.to_owned())),
     };
     let bytes = if ext.as_deref() == Some("png") {
-        svg_to_png(&svg, scale)?
+        // A slide's SVG is already at its pixel size.
+        svg_to_png(&svg, if opts.slide { 1.0 } else { scale })?
     } else {
         svg.into_bytes()
     };

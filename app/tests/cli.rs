@@ -670,3 +670,31 @@ fn frames_without_a_gif_output_is_refused_with_the_fix() {
     assert!(String::from_utf8_lossy(&out.stderr).contains(".gif"));
     assert!(!png.exists(), "nothing written");
 }
+
+#[test]
+fn a_slide_is_full_hd_whatever_the_scene_draws() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A tall figure (the allocator's segment map) and a wide one (the reduction's lanes): both
+    // land on the same 16 : 9 canvas.
+    for scene in ["memory-allocator", "reduction"] {
+        let png = dir.path().join(format!("{scene}.png"));
+        let out = warpscope(&[
+            "export",
+            scene,
+            "--slide",
+            "--out",
+            png.to_str().expect("utf-8 path"),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bytes = std::fs::read(&png).expect("written");
+        // A PNG's IHDR: width and height as big-endian u32 at bytes 16..24.
+        let dim = |at: usize| {
+            u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        };
+        assert_eq!((dim(16), dim(20)), (1920, 1080), "{scene}");
+    }
+}

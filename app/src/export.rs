@@ -665,13 +665,18 @@ pub fn scene_svg(
     values: ParamValues,
     opts: &FigureOptions,
 ) -> Result<String, ExportError> {
+    Ok(prepared_svg(&mut prepare(scene, values)?, opts))
+}
+
+/// The SVG of a prepared scene (its view in the state it is in).
+pub fn prepared_svg(state: &mut Prepared, opts: &FigureOptions) -> String {
     let opts = FigureOptions {
         width: if opts.slide { SLIDE_WIDTH } else { opts.width },
         ..*opts
     };
-    let (shapes, area, bg) = draw(scene, values, &opts)?;
+    let (shapes, area, bg) = draw_state(state, &opts);
     if !opts.slide {
-        return Ok(shapes_to_svg(&shapes, area, bg));
+        return shapes_to_svg(&shapes, area, bg);
     }
     // Grow the drawn area to 16 : 9 around its centre, then show it at the slide's pixel size.
     let (w, h) = SLIDE_PX;
@@ -688,7 +693,7 @@ pub fn scene_svg(
         )
     };
     let svg = shapes_to_svg(&shapes, canvas, bg);
-    Ok(svg.replacen(
+    svg.replacen(
         &format!(
             "width=\"{:.0}\" height=\"{:.0}\"",
             canvas.width(),
@@ -696,7 +701,7 @@ pub fn scene_svg(
         ),
         &format!("width=\"{w:.0}\" height=\"{h:.0}\""),
         1,
-    ))
+    )
 }
 
 /// Rasterises `svg` at `scale` × its size with the GUI's embedded fonts (no system fonts, no GPU).
@@ -795,23 +800,45 @@ pub fn export(
     scale: f32,
     opts: &FigureOptions,
 ) -> Result<PathBuf, ExportError> {
+    check_figure_path(out)?;
+    export_prepared(&mut prepare(scene, values)?, out, scale, opts)
+}
+
+/// A figure path's extension, lower-cased, when it is one [`export_prepared`] writes.
+///
+/// # Errors
+/// A folder or an unknown extension.
+fn check_figure_path(out: &Path) -> Result<String, ExportError> {
     let ext = out
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    let svg = match ext.as_deref() {
-        Some("svg") | Some("png") => scene_svg(scene, values, opts)?,
-        _ if out.is_dir() => {
-            return Err(ExportError::Write {
-                path: out.to_owned(),
-                reason: "that is a folder; give a file name (e.g. fig.png), or use \
-                         `export --all --out DIR`"
-                    .into(),
-            });
-        }
-        _ => return Err(ExportError::Format(out.to_owned())),
-    };
-    let bytes = if ext.as_deref() == Some("png") {
+    match ext.as_deref() {
+        Some("svg") | Some("png") => Ok(ext.unwrap_or_default()),
+        _ if out.is_dir() => Err(ExportError::Write {
+            path: out.to_owned(),
+            reason: "that is a folder; give a file name (e.g. fig.png), or use \
+                     `export --all --out DIR`"
+                .into(),
+        }),
+        _ => Err(ExportError::Format(out.to_owned())),
+    }
+}
+
+/// Exports a prepared scene — its view in the state it is in, e.g. the window's zoom or the
+/// run it shows — to `out` (`.svg` or `.png`, PNG at `scale`); returns the written path.
+///
+/// # Errors
+/// A bad extension, rendering or writing failures.
+pub fn export_prepared(
+    state: &mut Prepared,
+    out: &Path,
+    scale: f32,
+    opts: &FigureOptions,
+) -> Result<PathBuf, ExportError> {
+    let ext = check_figure_path(out)?;
+    let svg = prepared_svg(state, opts);
+    let bytes = if ext == "png" {
         // A slide's SVG is already at its pixel size.
         svg_to_png(&svg, if opts.slide { 1.0 } else { scale })?
     } else {

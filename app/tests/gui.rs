@@ -716,3 +716,39 @@ fn snapshots_small_window_light_chinese() {
         false,
     );
 }
+
+#[test]
+fn a_window_export_draws_the_run_and_event_on_screen() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut h = harness("reduction");
+    h.state_mut().figure_folder = dir.path().join("figures");
+    h.run();
+    // The lecture's K = 2 values one after the other: 2K = 4 barriers.
+    h.get_by_label("one after the other (4 barriers)").click();
+    h.run();
+    h.get_by_label("Step event >").click();
+    h.run();
+    h.get_by_label("Export SVG").click();
+    h.run();
+    let svg = std::fs::read_dir(dir.path().join("figures"))
+        .expect("folder created")
+        .flatten()
+        .map(|e| e.path())
+        .next()
+        .expect("a figure");
+    // Named after the event shown; the run shown is named, not offered as radio buttons.
+    assert_eq!(
+        svg.file_name().and_then(|n| n.to_str()),
+        Some("reduction-e1.svg")
+    );
+    let text = std::fs::read_to_string(&svg).expect("svg");
+    assert!(
+        text.contains("one after the other (4 barriers)"),
+        "the run on screen"
+    );
+    assert!(
+        !text.contains("K values together (2 barriers)"),
+        "no radio buttons"
+    );
+    assert!(text.contains("event 1 of"), "the event on screen");
+}

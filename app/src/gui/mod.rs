@@ -382,6 +382,10 @@ impl WarpscopeApp {
             } else {
                 figure_folder.clone()
             },
+            shown: state.computed.clone().map(|output| save::Shown {
+                output,
+                view: state.view.boxed_clone(),
+            }),
         });
         if let Some(req) = request {
             if self.use_file_dialog && save::dialog_available() {

@@ -36,6 +36,23 @@ impl SaveKind {
     }
 }
 
+/// The result on screen and its view, in the state it was in (run shown, zoom, batch …).
+pub struct Shown {
+    /// The view's result.
+    pub output: crate::views::Output,
+    /// The view.
+    pub view: Box<dyn crate::views::AnyView>,
+}
+
+impl Clone for Shown {
+    fn clone(&self) -> Self {
+        Shown {
+            output: self.output.clone(),
+            view: self.view.boxed_clone(),
+        }
+    }
+}
+
 /// Everything a save needs, taken when the button is clicked: the dialog may stay open while
 /// the user moves a slider, and the file must hold what was on screen at the click.
 #[derive(Clone)]
@@ -54,6 +71,8 @@ pub struct SaveRequest {
     pub scale: f32,
     /// The folder used when no dialog is shown.
     pub folder: PathBuf,
+    /// What the window showed; `None` computes the scene afresh at the view's first state.
+    pub shown: Option<Shown>,
 }
 
 impl SaveRequest {
@@ -119,13 +138,27 @@ impl SaveRequest {
                 } else {
                     path.to_owned()
                 };
-                match crate::export::export(
-                    self.scene,
-                    self.values.clone(),
-                    &path,
-                    self.scale,
-                    &self.opts,
-                ) {
+                let written = match &self.shown {
+                    Some(shown) => {
+                        let mut state = crate::export::Prepared {
+                            scene: self.scene,
+                            values: self.values.clone(),
+                            output: shown.output.clone(),
+                            view: shown.view.boxed_clone(),
+                            stepper: crate::widgets::stepper::Stepper::default(),
+                            gpu: crate::widgets::gpu::GpuPanel::default(),
+                        };
+                        crate::export::export_prepared(&mut state, &path, self.scale, &self.opts)
+                    }
+                    None => crate::export::export(
+                        self.scene,
+                        self.values.clone(),
+                        &path,
+                        self.scale,
+                        &self.opts,
+                    ),
+                };
+                match written {
                     Ok(p) => Text::new(
                         format!("Saved {}", p.display()),
                         format!("已保存 {}", p.display()),

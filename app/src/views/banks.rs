@@ -11,7 +11,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `banks` view and its state.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct BanksView {
     /// The request drawn.
     pub request: usize,

@@ -8,7 +8,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The generic table: any scene without a view of its own.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct GenericView;
 
 impl View for GenericView {

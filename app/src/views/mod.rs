@@ -41,7 +41,7 @@ pub struct ViewContext<'a> {
 }
 
 /// A scene's view: its typed result, its own state (`Self`) and how it is drawn.
-pub trait View: Default + Send + 'static {
+pub trait View: Default + Clone + Send + 'static {
     /// The id of the scene it draws.
     const SCENE: &'static str;
     /// The typed result it draws.
@@ -72,6 +72,8 @@ pub trait AnyView: Send {
     fn events(&self, out: &Output) -> usize;
     /// See [`View::ui`]; draws nothing for a result of another view.
     fn ui(&mut self, ui: &mut egui::Ui, out: &Output, cx: &mut ViewContext<'_>);
+    /// A copy of the view and its state (a window export draws what is on screen).
+    fn boxed_clone(&self) -> Box<dyn AnyView>;
     /// The view itself (tests and benches reach its state by downcasting).
     fn as_any(&self) -> &dyn Any;
     /// The view itself, mutable.
@@ -93,6 +95,10 @@ impl<V: View> AnyView for V {
         if let Some(o) = downcast::<V::Output>(out) {
             View::ui(self, ui, o, cx);
         }
+    }
+
+    fn boxed_clone(&self) -> Box<dyn AnyView> {
+        Box::new(self.clone())
     }
 
     fn as_any(&self) -> &dyn Any {

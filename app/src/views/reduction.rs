@@ -12,7 +12,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `reduction` view and its state.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ReductionView {
     /// Shows the run that reduces the K values one after the other.
     pub sequential: bool,

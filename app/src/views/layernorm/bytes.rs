@@ -11,7 +11,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `layernorm-bytes` view.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct BytesView;
 
 impl View for BytesView {

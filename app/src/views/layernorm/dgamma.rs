@@ -9,7 +9,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `layernorm-dgamma` view and its state.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct DgammaView {
     /// Shows the one-thread-per-column atomics instead of the tile.
     pub sequential: bool,

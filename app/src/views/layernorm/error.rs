@@ -10,7 +10,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `layernorm-error` view.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ErrorView;
 
 impl View for ErrorView {

@@ -10,7 +10,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `layernorm-syncs` view and its state.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct SyncsView {
     /// Shows the autograd-style chain instead of the one-barrier rewrite.
     pub sequential: bool,

@@ -13,7 +13,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `memory-allocator` view and its state.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct AllocatorView {
     /// The batch whose segment map is drawn.
     pub batch: usize,

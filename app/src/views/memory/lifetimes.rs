@@ -13,7 +13,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `memory-lifetimes` view.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LifetimesView;
 
 impl View for LifetimesView {

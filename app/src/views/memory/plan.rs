@@ -13,7 +13,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `memory-plan` view.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PlanView;
 
 impl View for PlanView {

@@ -14,7 +14,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `memory-snapshot` view and its state.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct SnapshotView {
     /// Which of the devices with a trace is shown.
     pub device: usize,

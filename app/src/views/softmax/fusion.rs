@@ -11,7 +11,7 @@ use warpscope_core::scene::Scene;
 use warpscope_core::softmax::fusion::{FusionOutput, KernelAudit};
 
 /// The `softmax-fusion` view.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct FusionView;
 
 impl View for FusionView {

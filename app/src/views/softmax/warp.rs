@@ -11,7 +11,7 @@ use warpscope_core::scene::Scene;
 use warpscope_core::softmax::warp::WarpOutput;
 
 /// The `softmax-warp` view and its state.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct WarpView {
     /// Shows the forward trace instead of the backward one.
     pub sequential: bool,

@@ -9,7 +9,7 @@ use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
 /// The `exercises` view.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ExercisesView;
 
 impl View for ExercisesView {

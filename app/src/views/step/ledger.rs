@@ -12,7 +12,7 @@ use warpscope_core::scene::Scene;
 use warpscope_core::step::ledger::{StageId, StepOutput, SweepPoint};
 
 /// The `step-ledger` view.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LedgerView;
 
 impl View for LedgerView {

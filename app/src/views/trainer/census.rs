@@ -10,7 +10,7 @@ use warpscope_core::scene::Scene;
 use warpscope_core::trainer::census::{CensusOutput, TensorKind};
 
 /// The `trainer-census` view.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct CensusView;
 
 impl View for CensusView {

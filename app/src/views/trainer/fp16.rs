@@ -10,7 +10,7 @@ use warpscope_core::scene::Scene;
 use warpscope_core::trainer::fp16::Fp16Output;
 
 /// The `trainer-fp16` view.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Fp16View;
 
 impl View for Fp16View {

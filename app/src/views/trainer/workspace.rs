@@ -13,7 +13,7 @@ use warpscope_core::scene::Scene;
 use warpscope_core::trainer::workspace::{TrainerLedger, WorkspaceOutput};
 
 /// The `trainer-workspace` view.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct WorkspaceView;
 
 impl View for WorkspaceView {

@@ -90,8 +90,15 @@ fn invalid_values_exit_2_naming_the_parameter() {
             "threads",
         ),
         (
-            vec!["report", "reduction", "--set", "threads=100"],
-            "multiple of the warp width",
+            vec![
+                "report",
+                "reduction",
+                "--set",
+                "threads=100",
+                "--set",
+                "warp=8",
+            ],
+            "at most 64",
         ),
         (
             vec!["report", "banks", "--set", "pattern=zigzag"],

@@ -28,8 +28,8 @@ use crate::simt::{Block, BlockShape, Mask, Trace};
 /// The scene's parameters (validated).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ReductionParams {
-    /// Threads per block: a multiple of `warp`, at most `warp²` (warp 0 reduces one partial
-    /// per warp) and at most 1024.
+    /// Threads per block, 1..=1024 and at most `warp²` (warp 0 reduces one partial per warp);
+    /// a partial last warp is masked, its missing lanes contributing the sum's identity, 0.
     pub threads: u32,
     /// Values each thread contributes (K), reduced into K block sums.
     pub values: u32,
@@ -40,7 +40,7 @@ pub struct ReductionParams {
 }
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::int("threads", "threads per block", "每块线程数", 4, 1024, 256).log(),
+    ParamSpec::int("threads", "threads per block", "每块线程数", 1, 1024, 256).log(),
     ParamSpec::int(
         "values",
         "values reduced per thread (K)",
@@ -79,7 +79,7 @@ impl ReductionParams {
     /// Reads and cross-checks the values.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] when `threads` is not a multiple of `warp` or exceeds `warp²`.
+    /// [`Error::InvalidParam`] when `threads` exceeds `warp²` or 1024.
     pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
         let warp: u32 = v.text("warp")?.parse().map_err(|_| {
             Error::invalid(
@@ -109,16 +109,6 @@ impl ReductionParams {
                 "warp",
                 self.warp,
                 "expected 4, 8, 16, 32 or 64",
-            ));
-        }
-        if !self.threads.is_multiple_of(self.warp) {
-            return Err(Error::invalid(
-                "threads",
-                self.threads,
-                format!(
-                    "expected a multiple of the warp width {} (whole warps)",
-                    self.warp
-                ),
             ));
         }
         let max = (self.warp * self.warp).min(1024);
@@ -210,10 +200,15 @@ pub fn warp_sum(block: &mut Block, warp: u32, values: &[f32], tag: &str) -> Vec<
 /// One block reduction of the value sets `ks` (indices into `inputs`) reduced together:
 /// `inputs[k][thread]` is thread `thread`'s value of set `k` (one per thread of the block);
 /// set `k`'s partials live in `shared[k][…]` at byte `4·(k·row_stride + slot)`. Two barriers
-/// per call, whatever `ks.len()`. Returns the block sum of each set in `ks`, in f32.
+/// per call, whatever `ks.len()`. Returns the block sum of each set in `ks`, in f32. A partial
+/// last warp loads only its existing lanes; the others enter the butterfly as 0, the identity
+/// of the sum (as CUDA code does with `v = (tid < n) ? x[tid] : 0`).
 ///
 /// # Errors
-/// From the shared-memory model (an address past the block's shared memory).
+/// [`Error::InvalidParam`] (`threads`) when the block has more warps than a warp has lanes
+/// (warp 0 could not hold every partial); [`Error::BadInput`] when a set in `ks` is missing
+/// from `inputs` or holds fewer values than the block has threads; the shared-memory model's
+/// errors (an address past the block's shared memory).
 pub fn block_reduce(
     block: &mut Block,
     inputs: &[Vec<f32>],
@@ -222,15 +217,43 @@ pub fn block_reduce(
 ) -> Result<Vec<f32>, Error> {
     let shape = block.shape();
     let (n, warps) = (shape.warp_size, shape.warps());
+    if warps > n {
+        return Err(Error::invalid(
+            "threads",
+            shape.threads,
+            format!(
+                "expected at most {} threads: warp 0 reduces one partial per warp, so at most {n} warps of {n} lanes",
+                n * n
+            ),
+        ));
+    }
+    let threads = shape.threads as usize;
+    for &k in ks {
+        if inputs.get(k).is_none_or(|v| v.len() < threads) {
+            return Err(Error::BadInput(format!(
+                "block_reduce: value set {k} needs {threads} values, one per thread"
+            )));
+        }
+    }
+    let value = |k: usize, t: u32| {
+        inputs
+            .get(k)
+            .and_then(|v| v.get(t as usize))
+            .copied()
+            .unwrap_or(0.0)
+    };
     let lane0: Vec<Option<u64>> = (0..n).map(|l| (l == 0).then_some(0)).collect();
     let at = |k: usize, col: u64| 4 * (k as u64 * row_stride + col);
     for w in 0..warps {
         for &k in ks {
-            let lanes: Vec<f32> = (0..n).map(|l| inputs[k][(w * n + l) as usize]).collect();
+            let exists = |l: u32| w * n + l < shape.threads;
+            let lanes: Vec<f32> = (0..n)
+                .map(|l| if exists(l) { value(k, w * n + l) } else { 0.0 })
+                .collect();
             let shown: Vec<f64> = lanes.iter().map(|x| f64::from(*x)).collect();
             let threads = u64::from(shape.threads);
             let gaddr: Vec<_> = (0..n)
-                .map(|l| Some(4 * (k as u64 * threads + u64::from(w * n + l))))
+                .map(|l| exists(l).then(|| 4 * (k as u64 * threads + u64::from(w * n + l))))
                 .collect();
             block.global(
                 w,
@@ -271,7 +294,7 @@ pub fn block_reduce(
         let lanes: Vec<f32> = (0..n)
             .map(|l| {
                 if l < warps {
-                    got[l as usize] as f32
+                    got.get(l as usize).copied().unwrap_or(0.0) as f32
                 } else {
                     0.0
                 }
@@ -441,8 +464,26 @@ mod tests {
     }
 
     #[test]
+    fn a_partial_last_warp_sums_only_the_threads_that_exist() {
+        // 48 threads = one full warp of 32 and a warp of 16: every one of the 48 values counted
+        // once, the 16 missing lanes adding 0.
+        let o = run(&params(48, 1, 32)).unwrap();
+        assert_eq!(o.warps, 2);
+        assert_eq!(o.inputs[0].len(), 48);
+        let exact: f64 = o.inputs[0].iter().map(|x| f64::from(*x)).sum();
+        assert!(
+            (f64::from(o.sums[0]) - exact).abs() < 1e-5,
+            "{} vs {exact}",
+            o.sums[0]
+        );
+        assert_eq!(o.block_barriers_together, 2);
+        // A block of one thread: the butterfly adds 31 zeros to its value.
+        let one = run(&params(1, 1, 32)).unwrap();
+        assert_eq!(one.sums[0], one.inputs[0][0]);
+    }
+
+    #[test]
     fn bad_shapes_are_refused() {
-        assert!(params(100, 2, 32).validate().is_err(), "not whole warps");
         assert!(params(128, 2, 8).validate().is_err(), "16 warps > 8 lanes");
         assert!(params(256, 0, 32).validate().is_err());
     }

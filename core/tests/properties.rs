@@ -765,6 +765,45 @@ proptest! {
         }
     }
 
+    /// `block_reduce` on any shape the block type accepts: with at most as many warps as a warp
+    /// has lanes it returns each set's sum (within f32 rounding of the f64 sum: at most one ulp
+    /// of the magnitude sum per butterfly level and add), a partial last warp included; with
+    /// more warps it refuses, naming `threads`. It never panics.
+    #[test]
+    fn block_reduce_sums_every_shape_or_refuses(
+        threads in 1u32..=1024,
+        wlog in 0u32..=6,
+        k in 1usize..=3,
+        seed in any::<u64>(),
+    ) {
+        use warpscope_core::simt::{Block, BlockShape};
+        let warp_size = 1u32 << wlog;
+        let shape = BlockShape::new(threads, warp_size).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let inputs: Vec<Vec<f32>> = (0..k)
+            .map(|_| (0..threads).map(|_| rng.random_range(-1.0f32..1.0)).collect())
+            .collect();
+        let ks: Vec<usize> = (0..k).collect();
+        let mut b = Block::new("prop", shape);
+        let got = warpscope_core::reduction::block_reduce(&mut b, &inputs, &ks, u64::from(warp_size));
+        if shape.warps() > warp_size {
+            match got {
+                Err(Error::InvalidParam { name, .. }) => prop_assert_eq!(name, "threads"),
+                other => prop_assert!(false, "expected a refusal, got {other:?}"),
+            }
+        } else {
+            let sums = got.map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(sums.len(), k);
+            for (s, v) in sums.iter().zip(&inputs) {
+                let exact: f64 = v.iter().map(|x| f64::from(*x)).sum();
+                let magnitude: f64 = v.iter().map(|x| f64::from(x.abs())).sum();
+                let adds = f64::from(2 * (wlog + 1) + 1);
+                let bound = magnitude * f64::from(f32::EPSILON) * adds + 1e-30;
+                prop_assert!((f64::from(*s) - exact).abs() <= bound, "{s} vs {exact} (bound {bound})");
+            }
+        }
+    }
+
     /// A random program on a random block: every event of every warp has one lane entry per lane
     /// of the warp; lanes past the block's last thread never take part; every warp records every
     /// barrier, in order; sequence numbers are unique and increase along each warp; shared and

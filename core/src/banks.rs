@@ -38,7 +38,7 @@ const PARAMS: &[ParamSpec] = &[
         "elem_bytes",
         "element size (bytes)",
         "元素大小（字节）",
-        &["4", "8", "16"],
+        &["1", "2", "4", "8", "16"],
         "4",
     ),
     ParamSpec::choice("pattern", "access pattern", "访问模式", PATTERNS, "column"),
@@ -77,7 +77,7 @@ pub struct BanksParams {
     pub cols: u32,
     /// Extra elements per row (the `[32][33]` trick is `pad = 1`).
     pub pad: u32,
-    /// Bytes per element: 4, 8 or 16.
+    /// Bytes per element: 1, 2, 4, 8 or 16.
     pub elem_bytes: u32,
     /// One of [`PATTERNS`].
     pub pattern: String,
@@ -99,7 +99,7 @@ impl BanksParams {
                 Error::invalid(
                     "elem_bytes",
                     v.text("elem_bytes").unwrap_or(""),
-                    "expected 4, 8 or 16",
+                    "expected 1, 2, 4, 8 or 16",
                 )
             })?,
             pattern: v.text("pattern")?.to_owned(),

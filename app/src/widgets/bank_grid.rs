@@ -12,15 +12,8 @@ use warpscope_core::simt::shared::SharedCost;
 /// where its bank must serve more than one distinct word (a conflict), green otherwise.
 pub fn bank_grid(ui: &mut egui::Ui, cost: &SharedCost, banks: u32) {
     let banks = banks.max(1) as usize;
-    let mut words: Vec<(u64, Vec<usize>)> = Vec::new();
-    for (lane, w) in cost.lane_word.iter().enumerate() {
-        if let Some(w) = w {
-            match words.iter_mut().find(|(x, _)| x == w) {
-                Some((_, lanes)) => lanes.push(lane),
-                None => words.push((*w, vec![lane])),
-            }
-        }
-    }
+    let cells = cells(cost, banks);
+    let words: Vec<(u64, Vec<usize>)> = cells.iter().map(|c| (c.0, c.1.clone())).collect();
     let mut lines: Vec<u64> = words.iter().map(|(w, _)| w / banks as u64).collect();
     lines.sort_unstable();
     lines.dedup();
@@ -44,10 +37,6 @@ pub fn bank_grid(ui: &mut egui::Ui, cost: &SharedCost, banks: u32) {
             text,
         );
     }
-    let mut per_bank = vec![0usize; banks];
-    for (w, _) in &words {
-        per_bank[(*w % banks as u64) as usize] += 1;
-    }
     for (row, line) in lines.iter().take(shown_lines).enumerate() {
         let y = rect.top() + ch * (row as f32 + 1.0);
         p.text(
@@ -67,14 +56,14 @@ pub fn bank_grid(ui: &mut egui::Ui, cost: &SharedCost, banks: u32) {
             );
             let word = line * banks as u64 + b as u64;
             if let Some((_, lanes)) = words.iter().find(|(w, _)| *w == word) {
-                let col = if per_bank.get(b).is_some_and(|&n| n > 1) {
+                let col = if cells.iter().any(|c| c.0 == word && c.2) {
                     VERMILLION
                 } else {
                     GREEN
                 };
                 p.rect_filled(cell.shrink(1.0), 2.0, col);
-                let label = if lanes.len() == 1 {
-                    lanes[0].to_string()
+                let label = if let [only] = lanes.as_slice() {
+                    only.to_string()
                 } else {
                     format!("{}×", lanes.len())
                 };
@@ -98,8 +87,76 @@ pub fn bank_grid(ui: &mut egui::Ui, cost: &SharedCost, banks: u32) {
     }
     let hover = tr(
         ui,
-        "Columns: banks (4-byte words, bank = word mod 32). A cell: a word the request reads, labelled with its lane (or n× when n lanes share it — a broadcast). Red: that bank serves more than one distinct word, so the request needs more wavefronts.",
-        "列：bank（4 字节一个字，bank = 字号 mod 32）。格子：这次请求读的一个字，标着读它的线程（n 个线程共用时标 n×，即广播）。红色：这个 bank 要服务不止一个不同的字，请求就要更多轮。",
+        "Columns: banks (4-byte words, bank = word mod 32). A cell: a word the request reads, labelled with its lane (or n× when n lanes share it — a broadcast). Red: in a group of lanes served together (the warp; a half-warp for 8-byte and a quarter-warp for 16-byte elements) that bank serves more than one distinct word, so the request needs more wavefronts.",
+        "列：bank（4 字节一个字，bank = 字号 mod 32）。格子：这次请求读的一个字，标着读它的线程（n 个线程共用时标 n×，即广播）。红色：在一起服务的一组线程里（整个线程束；8 字节的元素按半个线程束，16 字节的按四分之一个线程束），这个 bank 要服务不止一个不同的字，请求就要更多轮。",
     );
     resp.on_hover_text(hover);
+}
+
+/// Every word a request reads (an 8- or 16-byte element spans 2 or 4 banks) with the lanes that
+/// read it, and whether it is in conflict: in a group of lanes served together (the warp; a
+/// half-warp for 8-byte and a quarter-warp for 16-byte elements) its bank also serves another
+/// distinct word. `banks` is the number of banks (32).
+pub fn cells(cost: &SharedCost, banks: usize) -> Vec<(u64, Vec<usize>, bool)> {
+    let banks = banks.max(1) as u64;
+    let group = cost.group_lanes.max(1) as usize;
+    let span = u64::from(cost.lane_words.max(1));
+    let mut words: Vec<(u64, Vec<usize>)> = Vec::new();
+    for (lane, w) in cost.lane_word.iter().enumerate() {
+        let Some(first) = w else { continue };
+        for w in *first..*first + span {
+            match words.iter_mut().find(|(x, _)| *x == w) {
+                Some((_, lanes)) => lanes.push(lane),
+                None => words.push((w, vec![lane])),
+            }
+        }
+    }
+    words
+        .iter()
+        .map(|(word, lanes)| {
+            let conflict = lanes.iter().any(|&l| {
+                words.iter().any(|(other, ls)| {
+                    other != word
+                        && other % banks == word % banks
+                        && ls.iter().any(|&m| m / group == l / group)
+                })
+            });
+            (*word, lanes.clone(), conflict)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warpscope_core::simt::shared::BankConfig;
+
+    fn request(addr: impl Fn(u64) -> u64, width: u32) -> SharedCost {
+        let a: Vec<_> = (0..32).map(|l| Some(addr(l))).collect();
+        BankConfig::default().request(&a, width).expect("aligned")
+    }
+
+    #[test]
+    fn an_8_byte_row_read_marks_both_banks_of_each_element_and_no_conflict() {
+        // Lane l reads bytes 8l..8l+8: words 2l and 2l+1. Half-warp 0 covers words 0..32 (each
+        // bank once), half-warp 1 words 32..64: no bank serves two words within a half-warp.
+        let c = cells(&request(|l| 8 * l, 8), 32);
+        assert_eq!(c.len(), 64);
+        assert!(
+            c.iter()
+                .all(|(_, lanes, conflict)| lanes.len() == 1 && !conflict)
+        );
+        assert!(c.iter().any(|(w, lanes, _)| *w == 1 && lanes == &[0]));
+    }
+
+    #[test]
+    fn a_column_read_of_a_32_wide_float_array_conflicts_in_bank_0() {
+        // a[32][32] floats, column 0: lane l reads word 32l, all in bank 0 — 32 distinct words.
+        let c = cells(&request(|l| 128 * l, 4), 32);
+        assert_eq!(c.len(), 32);
+        assert!(c.iter().all(|(w, _, conflict)| w % 32 == 0 && *conflict));
+        // Padding the row to 33 floats spreads them over all 32 banks.
+        let c = cells(&request(|l| 132 * l, 4), 32);
+        assert!(c.iter().all(|(_, _, conflict)| !conflict));
+    }
 }

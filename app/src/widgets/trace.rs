@@ -5,6 +5,7 @@ use warpscope_core::simt::shared::BankConfig;
 use warpscope_core::simt::trace::Event;
 use warpscope_core::simt::{EventKind, Trace};
 
+use crate::i18n::tr;
 use crate::trf;
 use crate::widgets::stepper::Stepper;
 use crate::widgets::{self, LaneCell};
@@ -170,11 +171,26 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
             }
         }
         None => {
-            ui.label(trf!(
-                ui,
-                "Warp {w} has not touched shared memory yet.",
-                "线程束 {w} 还没有访问共享内存。"
-            ));
+            let is_shared = |e: &Event| {
+                matches!(
+                    e.kind,
+                    EventKind::SharedLoad { .. } | EventKind::SharedStore { .. }
+                )
+            };
+            let ever = trace.warps.iter().any(|wt| wt.events.iter().any(is_shared));
+            if ever {
+                ui.label(trf!(
+                    ui,
+                    "Warp {w} has not touched shared memory yet.",
+                    "线程束 {w} 还没有访问共享内存。"
+                ));
+            } else {
+                ui.label(tr(
+                    ui,
+                    "This kernel uses no shared memory: its warps exchange values by shuffles, in registers.",
+                    "这个内核不用共享内存：线程束之间靠 shuffle 在寄存器里交换数值。",
+                ));
+            }
         }
     }
 }

@@ -55,6 +55,9 @@ pub struct SharedCost {
     pub lane_bank: Vec<Option<u32>>,
     /// Per lane: the first word its access touches (byte address / bank_bytes).
     pub lane_word: Vec<Option<u64>>,
+    /// Consecutive words each lane's access spans: `width / bank_bytes`, at least 1 (an 8-byte
+    /// element covers two banks).
+    pub lane_words: u32,
 }
 
 impl BankConfig {
@@ -122,6 +125,7 @@ impl BankConfig {
                 .iter()
                 .map(|a| a.map(|a| a / bank_bytes))
                 .collect(),
+            lane_words: words_per_lane as u32,
         })
     }
 }

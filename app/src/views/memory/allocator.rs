@@ -86,7 +86,11 @@ const PLAY_RATE: f32 = 12.0;
 /// `memory-allocator`.
 fn draw(ui: &mut egui::Ui, r: &AllocatorRun, view: &mut AllocatorView) {
     let o = &r.summary;
-    let largest = o.timeline.get(o.largest_batch as usize);
+    let largest = o
+        .timeline
+        .iter()
+        .chain(o.oom_batch.iter())
+        .find(|b| b.batch == o.largest_batch);
     egui::Grid::new("allocator-summary")
         .num_columns(2)
         .striped(true)
@@ -123,7 +127,14 @@ fn draw(ui: &mut egui::Ui, r: &AllocatorRun, view: &mut AllocatorView) {
                 "reserved peak / largest need",
                 "保留峰值 / 最大需求",
             ));
-            ui.strong(format!("{:.2}×", o.reserved_over_needed));
+            match o.reserved_over_needed {
+                Some(r) => ui.strong(format!("{r:.2}×")),
+                None => ui.label(tr(
+                    ui,
+                    "— (the run ran out of memory)",
+                    "—（运行中显存不足）",
+                )),
+            };
             ui.end_row();
             ui.label(tr(
                 ui,
@@ -157,18 +168,33 @@ fn draw(ui: &mut egui::Ui, r: &AllocatorRun, view: &mut AllocatorView) {
             ui.end_row();
         });
     if let Some(oom) = &o.oom {
+        let at = o.oom_batch.as_ref().map_or(String::new(), |b| {
+            trf!(
+                ui,
+                " in batch {} (L = {}, {} sequences) after {} complete batches; the figures above cover the batches reached",
+                "，发生在第 {} 批（L = {}，{} 个序列），此前完成了 {} 批；上面的数字只算已经跑到的批次",
+                b.batch,
+                b.len,
+                b.seqs,
+                o.batches_completed
+            )
+        });
         ui.colored_label(
             ui.visuals().error_fg_color,
             trf!(
                 ui,
-                "Out of memory — the run stopped: {oom}",
-                "显存不足 — 运行中止：{oom}"
+                "Out of memory — the run stopped{at}: {oom}",
+                "显存不足 — 运行中止{at}：{oom}"
             ),
         );
     }
     let n = o.timeline.len();
     if n == 0 {
-        ui.label(tr(ui, "No batch was simulated.", "没有模拟任何批次。"));
+        ui.label(tr(
+            ui,
+            "No batch ran to its end, so there is no segment map to step through.",
+            "没有一个批次跑完，所以没有可以逐批查看的段图。",
+        ));
         return;
     }
     let last = n - 1;

@@ -64,8 +64,9 @@ pub struct AllocatorOutput {
     pub needed_peak_mib: f64,
     /// Peak allocated (rounded blocks), MiB.
     pub allocated_peak_mib: f64,
-    /// reserved_peak / needed_peak.
-    pub reserved_over_needed: f64,
+    /// reserved_peak / needed_peak; `None` (JSON `null`) after out-of-memory or when nothing
+    /// was needed.
+    pub reserved_over_needed: Option<f64>,
     /// LightSeq2: one allocation at the largest batch's need, MiB (flat over the run).
     pub preallocated_mib: f64,
     /// Mean share of the preallocation idle at the batches' peaks.
@@ -80,8 +81,13 @@ pub struct AllocatorOutput {
     pub segments_released: u64,
     /// Allocator events simulated.
     pub events: usize,
-    /// Out-of-memory, if the run hit the capacity.
+    /// Out-of-memory, if the run hit the capacity. The peaks, the largest batch and the ratio
+    /// then cover the batches reached (the failing one included), not the run planned.
     pub oom: Option<String>,
+    /// The batch that ran out of memory, as far as it got.
+    pub oom_batch: Option<BatchRecord>,
+    /// Batches that ran to their end.
+    pub batches_completed: u64,
     /// Per batch: shape, need, allocated peak, reserved.
     pub timeline: Vec<BatchRecord>,
     /// Segment map at the allocated peak of each batch that grew the reserved memory (at most
@@ -116,16 +122,16 @@ pub fn run(p: &AllocatorParams) -> Result<AllocatorOutput, Error> {
 /// Summarises a simulated run (what [`run`] returns; the GUI keeps the [`Simulation`] too, for
 /// its batch-by-batch segment map).
 pub fn summarise(sim: &Simulation) -> AllocatorOutput {
-    let (largest_batch, largest_batch_len) = sim
-        .batches
-        .iter()
+    // The batches reached: those completed and the one that ran out of memory.
+    let reached = || sim.batches.iter().chain(sim.oom_batch.iter());
+    let (largest_batch, largest_batch_len) = reached()
         .max_by(|a, b| {
             a.needed_mib
                 .total_cmp(&b.needed_mib)
                 .then(b.batch.cmp(&a.batch))
         })
         .map_or((0, 0), |b| (b.batch, b.len));
-    let n = sim.batches.len().max(1) as f64;
+    let completed = sim.batches.len();
     let mut frames = Vec::new();
     let mut prev_reserved = 0.0;
     for (b, f) in sim.batches.iter().zip(&sim.frames) {
@@ -140,27 +146,37 @@ pub fn summarise(sim: &Simulation) -> AllocatorOutput {
     }
     AllocatorOutput {
         reserved_peak_mib: mib(sim.reserved_peak),
-        reserved_final_mib: sim.batches.last().map_or(0.0, |b| b.reserved_mib),
+        // At the end of the run, or where it stopped.
+        reserved_final_mib: sim
+            .oom_batch
+            .as_ref()
+            .or(sim.batches.last())
+            .map_or(0.0, |b| b.reserved_mib),
         needed_peak_mib: mib(sim.needed_peak),
         allocated_peak_mib: mib(sim.allocated_peak),
-        reserved_over_needed: if sim.needed_peak == 0 {
+        // Only for a run that completed: after out-of-memory the need outgrew the device and
+        // the ratio would describe the device, not the allocator.
+        reserved_over_needed: (sim.needed_peak > 0 && sim.oom.is_none())
+            .then(|| sim.reserved_peak as f64 / sim.needed_peak as f64),
+        preallocated_mib: mib(sim.needed_peak),
+        // Over the batches that completed (none: nothing idle to report, 0, never −0).
+        preallocated_mean_idle_share: if completed == 0 {
             0.0
         } else {
-            sim.reserved_peak as f64 / sim.needed_peak as f64
+            sim.batches
+                .iter()
+                .map(|b| b.preallocated_idle_share)
+                .sum::<f64>()
+                / completed as f64
         },
-        preallocated_mib: mib(sim.needed_peak),
-        preallocated_mean_idle_share: sim
-            .batches
-            .iter()
-            .map(|b| b.preallocated_idle_share)
-            .sum::<f64>()
-            / n,
         largest_batch,
         largest_batch_len,
         segments_created: sim.segments_created,
         segments_released: sim.segments_released,
         events: sim.events.len(),
         oom: sim.oom.as_ref().map(ToString::to_string),
+        oom_batch: sim.oom_batch.clone(),
+        batches_completed: completed as u64,
         timeline: sim.batches.clone(),
         frames,
     }

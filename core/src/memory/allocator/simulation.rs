@@ -70,6 +70,10 @@ pub struct Simulation {
     pub segments_released: u64,
     /// Set when the run hit out-of-memory (the run stops there).
     pub oom: Option<OutOfMemory>,
+    /// The batch that hit out-of-memory, as far as it got: its allocated peak and reserved
+    /// bytes at the failed request. After out-of-memory the run's peaks and needs cover the
+    /// batches reached, this one included.
+    pub oom_batch: Option<BatchRecord>,
 }
 
 /// Runs the workload through the simulator. `check` verifies the allocator's invariants after
@@ -103,6 +107,7 @@ pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
         segments_created: 0,
         segments_released: 0,
         oom: None,
+        oom_batch: None,
     };
     let batches = shapes.len() as u64;
     'run: for (bi, (&(seqs, len), &need)) in shapes.iter().zip(&needs).enumerate() {
@@ -134,6 +139,23 @@ pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
                     }
                     Err(oom) => {
                         sim.oom = Some(oom);
+                        sim.allocated_peak = sim.allocated_peak.max(peak_alloc);
+                        sim.reserved_peak = sim.reserved_peak.max(a.reserved());
+                        // What the run reached: the batches before this one, and this one's
+                        // need (known from the workload) — not the batches never started.
+                        let reached = needs.get(..=bi).unwrap_or(&needs);
+                        sim.needed_peak = reached.iter().copied().max().unwrap_or(0);
+                        sim.oom_batch = Some(BatchRecord {
+                            batch: bi as u64,
+                            len,
+                            seqs,
+                            tokens: seqs * len,
+                            needed_mib: mib(need),
+                            allocated_peak_mib: mib(peak_alloc),
+                            reserved_mib: mib(a.reserved()),
+                            preallocated_idle_share: 0.0,
+                            first_event,
+                        });
                         break 'run;
                     }
                 },
@@ -181,6 +203,24 @@ pub fn simulate(p: &AllocatorParams, check: bool) -> Result<Simulation, Error> {
             },
             first_event,
         });
+    }
+    if sim.oom.is_some() {
+        // The up-front allocation is sized to the batches reached.
+        let pre = sim.needed_peak;
+        for b in &mut sim.batches {
+            b.preallocated_idle_share = if pre == 0 {
+                0.0
+            } else {
+                1.0 - b.needed_mib * (1u64 << 20) as f64 / pre as f64
+            };
+        }
+        if let Some(b) = &mut sim.oom_batch {
+            b.preallocated_idle_share = if pre == 0 {
+                0.0
+            } else {
+                1.0 - b.needed_mib * (1u64 << 20) as f64 / pre as f64
+            };
+        }
     }
     sim.segments_created = a.segments_created;
     sim.segments_released = a.segments_released;

@@ -112,3 +112,41 @@ fn validation() {
     let e = AllocatorParams::from_values(&v).unwrap_err();
     assert!(e.to_string().contains("events"), "{e}");
 }
+
+#[test]
+fn after_out_of_memory_the_summary_stands_on_what_was_reached() {
+    // The hostile tester's run: 48 layers of 65,536-token batches of short sequences outgrow
+    // the 32 GiB device in the first batch.
+    let mut v = ParamValues::defaults(PARAMS);
+    for (k, x) in [
+        ("layers", "48"),
+        ("batches", "1200"),
+        ("tokens", "65536"),
+        ("len_min", "1"),
+        ("len_max", "32"),
+    ] {
+        v.set(PARAMS, k, x).unwrap();
+    }
+    let p = AllocatorParams::from_values(&v).unwrap();
+    let o = run(&p).unwrap();
+    assert!(o.oom.is_some());
+    let failed = o.oom_batch.as_ref().expect("the failing batch is reported");
+    assert_eq!(o.batches_completed, o.timeline.len() as u64);
+    // The largest batch is one that was reached, with a length the workload can draw.
+    assert!(o.largest_batch <= failed.batch);
+    assert!(
+        (1..=32).contains(&o.largest_batch_len),
+        "L = {}",
+        o.largest_batch_len
+    );
+    // The failing batch's own need, recomputed here from its ops, bounds the reached need.
+    let need = needed_bytes(&batch_ops(&p, failed.seqs, failed.len));
+    assert!(o.needed_peak_mib >= need as f64 / MIB as f64 - 1e-9);
+    // Memory was allocated before the failure: the peak is not left unset.
+    assert!(o.allocated_peak_mib > 0.0);
+    assert!(o.allocated_peak_mib <= o.reserved_peak_mib);
+    // No ratio against a need the device could not hold, and no "-0 %" idle share.
+    assert_eq!(o.reserved_over_needed, None);
+    assert!(o.preallocated_mean_idle_share >= 0.0);
+    assert!(!o.preallocated_mean_idle_share.is_sign_negative());
+}

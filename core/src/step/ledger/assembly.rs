@@ -120,7 +120,7 @@ fn step_totals(stages: &[Stage], pick: fn(&Stage) -> &StageSide, dev: &Device) -
 /// at `gemm_efficiency` × peak.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] for an efficiency outside (0, 1], a shape Lab A or Lab B refuses
+/// [`Error::InvalidParam`] for an efficiency outside 0.01..=1, a shape Lab A or Lab B refuses
 /// (named after their parameters), or `tokens` not a multiple of `seq_len`.
 pub fn step_ledger(
     spec: &ModelSpec,

@@ -128,9 +128,9 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("device", "device", "设备", DEVICE_IDS, "a100"),
     ParamSpec::float(
         "gemm_efficiency",
-        "GEMM efficiency (fraction of peak, (0, 1])",
-        "GEMM 效率（峰值的比例，(0, 1]）",
-        0.0,
+        "GEMM efficiency (fraction of peak, 0.01–1)",
+        "GEMM 效率（峰值的比例，0.01–1）",
+        MIN_GEMM_EFFICIENCY,
         1.0,
         1.0,
     ),
@@ -170,7 +170,7 @@ pub struct StepParams {
     pub tokens: u64,
     /// Device id.
     pub device: String,
-    /// GEMM throughput as a fraction of the device's peak, in (0, 1].
+    /// GEMM throughput as a fraction of the device's peak, in 0.01..=1 ([`MIN_GEMM_EFFICIENCY`]).
     pub gemm_efficiency: f64,
     /// Sequence length L, [`MIN_SEQ_LEN`]`..=` the model's context (1024 for GPT-2).
     pub seq_len: u64,
@@ -243,18 +243,22 @@ fn nonneg(v: &ParamValues, name: &str) -> Result<u64, Error> {
     u64::try_from(x).map_err(|_| Error::invalid(name, x, "expected a positive integer"))
 }
 
-/// [`Error::InvalidParam`] (`gemm_efficiency`) unless `0 < e ≤ 1`.
+/// [`Error::InvalidParam`] (`gemm_efficiency`) unless `0.01 ≤ e ≤ 1` ([`MIN_GEMM_EFFICIENCY`]).
 pub fn check_efficiency(e: f64) -> Result<(), Error> {
-    if e.is_finite() && e > 0.0 && e <= 1.0 {
+    if e.is_finite() && (MIN_GEMM_EFFICIENCY..=1.0).contains(&e) {
         Ok(())
     } else {
         Err(Error::invalid(
             "gemm_efficiency",
             e,
-            "expected a number in (0, 1] (fraction of the device's peak)",
+            "expected a number in 0.01..=1 (fraction of the device's peak)",
         ))
     }
 }
+
+/// The lowest GEMM efficiency the model takes: 1 % of the device's peak (a GEMM slower than
+/// that is not a GEMM the model describes; 0 would divide by zero).
+pub const MIN_GEMM_EFFICIENCY: f64 = 0.01;
 
 /// The GPT-2 model `id` from the census.
 ///

@@ -151,12 +151,19 @@ impl Fp16Params {
         let seed = v.int("seed")?;
         let work = count as u64 * steps as u64;
         if work > MAX_ELEMENT_STEPS {
+            // Blame the one the user moved from the lecture's value (`count` when both moved).
+            let default_count = ParamValues::defaults(PARAMS).int("count")?;
+            let (name, value, other) = if count == default_count {
+                ("steps", steps, format!("count = {count}"))
+            } else {
+                ("count", count, format!("steps = {steps}"))
+            };
             return Err(Error::invalid(
-                "count",
-                count,
+                name,
+                value,
                 format!(
-                    "count × steps = {work} element-steps; at most {MAX_ELEMENT_STEPS} — fewer \
-                     parameters or steps"
+                    "with {other}, count × steps = {work} element-steps; at most \
+                     {MAX_ELEMENT_STEPS} — fewer parameters or steps"
                 ),
             ));
         }

@@ -208,6 +208,14 @@ fn too_much_work_is_refused_with_the_number() {
     v.set(SCENE.params, "steps", "100000").unwrap();
     let e = SCENE.report(v).unwrap_err().to_string();
     assert!(e.contains("`count`") && e.contains("100000000000"), "{e}");
+    // Only `steps` moved from the lecture's value: the message names `steps`, not `count`.
+    let mut v = SCENE.defaults();
+    v.set(SCENE.params, "steps", "100000").unwrap();
+    let e = SCENE.report(v).unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidParam { name, .. } if name == "steps"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -55,22 +55,14 @@ impl Session {
         Ok(s)
     }
 
-    /// Reads and validates a session file.
+    /// Reads and validates a session file (through [`crate::input::read_regular`]: a FIFO, a
+    /// device or a directory is refused before it is opened).
     ///
     /// # Errors
-    /// [`Error::BadInput`] when the file cannot be read, plus [`Session::from_bytes`]'s errors.
+    /// [`Error::BadInput`] when the file cannot be read, is not a regular file or is over
+    /// [`MAX_SESSION_BYTES`], plus [`Session::from_bytes`]'s errors.
     pub fn read(path: &std::path::Path) -> Result<Self, Error> {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| Error::BadInput(format!("cannot read {}: {e}", path.display())))?;
-        if meta.len() > MAX_SESSION_BYTES as u64 {
-            return Err(Error::BadInput(format!(
-                "{} has {} bytes; a session file is at most {MAX_SESSION_BYTES}",
-                path.display(),
-                meta.len()
-            )));
-        }
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::BadInput(format!("cannot read {}: {e}", path.display())))?;
+        let bytes = crate::input::read_regular(path, MAX_SESSION_BYTES as u64, "preset")?;
         Self::from_bytes(&bytes)
     }
 
@@ -125,5 +117,28 @@ mod tests {
             Session::from_bytes(deep.as_bytes()),
             Err(Error::BadInput(_))
         ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_fifos_are_refused_before_reading() {
+        let started = std::time::Instant::now();
+        for dev in ["/dev/zero", "/dev/urandom"] {
+            let e = Session::read(std::path::Path::new(dev))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(dev) && e.contains("device"), "{e}");
+        }
+        let dir = std::env::temp_dir().join(format!("warpscope-session-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("p.json");
+        let _ = std::fs::remove_file(&fifo);
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = Session::read(&fifo).unwrap_err().to_string();
+        assert!(e.contains("p.json") && e.contains("FIFO"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -473,7 +473,9 @@ pub fn run_kernel_with(
                             expected: format!(
                                 "rows × len within the reference's limit ({}); use fewer rows \
                                  or a shorter row",
-                                expected.replace("example_rows × example_len", "rows × len")
+                                expected
+                                    .to_string()
+                                    .replace("example_rows × example_len", "rows × len")
                             ),
                         });
                     }

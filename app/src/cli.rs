@@ -453,14 +453,20 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
     let Some(name) = kernel else {
         return fail(2, &format!("name a kernel: {}", kernel_names().join(", ")));
     };
-    if let Err(e) = kernel_info(name) {
-        return fail(2, &e.to_string());
-    }
+    let info = match kernel_info(name) {
+        Ok(i) => i,
+        Err(e) => return fail(2, &e.to_string()),
+    };
     let mut opts = RunOptions::default();
     for a in set {
         if let Err(e) = opts.set(a) {
             return fail(2, &e.to_string());
         }
+    }
+    // Every option is checked before the adapter is opened: a bad value is the user's to fix
+    // (status 2) whether or not a GPU is present.
+    if let Err(e) = opts.resolve(info) {
+        return fail(2, &e.to_string());
     }
     let ctx = match DeviceContext::open() {
         Ok(c) => c,

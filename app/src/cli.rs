@@ -211,6 +211,15 @@ pub fn main() -> ExitCode {
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("gif"))
             {
+                if let Some(step) = step {
+                    return fail(
+                        2,
+                        &format!(
+                            "--step {step} shows one event in a PNG or SVG; a GIF animates a \
+                             range of events: use --frames FROM..TO"
+                        ),
+                    );
+                }
                 animate(
                     scene.as_deref(),
                     preset.as_deref(),
@@ -560,6 +569,27 @@ fn run_record(kernel: Option<&str>, set: &[String], json: bool, with_trace: bool
     }
 }
 
+/// `--frames FROM..TO` or `FROM..` (events, `TO` included).
+///
+/// # Errors
+/// The message to print (exit status 2), showing the text as given.
+fn parse_frames(text: &str) -> Result<(usize, Option<usize>), String> {
+    let bad = || {
+        format!(
+            "--frames {}: expected FROM..TO or FROM.. with whole event numbers, e.g. 0..40",
+            warpscope_core::error::shorten(text)
+        )
+    };
+    let (a, b) = text.split_once("..").ok_or_else(bad)?;
+    let from = a.trim().parse::<usize>().map_err(|_| bad())?;
+    let to = match b.trim() {
+        "" => None,
+        b => Some(b.parse::<usize>().map_err(|_| bad())?),
+    };
+    Ok((from, to))
+}
+
+#[allow(clippy::too_many_arguments)] // the subcommand's options, one each
 fn animate(
     scene: Option<&str>,
     preset: Option<&std::path::Path>,
@@ -575,25 +605,24 @@ fn animate(
         Ok(r) => r,
         Err(e) => return fail(2, &e.to_string()),
     };
-    let (from, to) = match frames.map(|f| f.split_once("..")) {
-        None => (0, None),
-        Some(Some((a, b))) => match (a.trim().parse::<usize>(), b.trim()) {
-            (Ok(a), "") => (a, None),
-            (Ok(a), b) => match b.parse::<usize>() {
-                Ok(b) => (a, Some(b)),
-                Err(_) => return fail(2, "--frames: expected FROM..TO or FROM.., e.g. 0..40"),
-            },
-            _ => return fail(2, "--frames: expected FROM..TO or FROM.., e.g. 0..40"),
-        },
-        Some(None) => return fail(2, "--frames: expected FROM..TO or FROM.., e.g. 0..40"),
+    let (from, to) = match frames.map(parse_frames).transpose() {
+        Ok(r) => r.unwrap_or((0, None)),
+        Err(message) => return fail(2, &message),
     };
-    // Long animations take a while (each frame is rasterised): say how far, on one stderr line.
+    // Long animations take a while: say how far, on one stderr line (a terminal), or at each
+    // quarter (a log).
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut progress = |done: usize, total: usize| {
-        if total >= 20 && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprint!("\rframe {done}/{total}");
+        if total < 20 {
+            return;
+        }
+        if terminal {
+            eprint!("\rwarpscope: frame {done}/{total}");
             if done == total {
                 eprintln!();
             }
+        } else if done * 4 / total != (done - 1) * 4 / total {
+            eprintln!("warpscope: frame {done}/{total}");
         }
     };
     let bytes = match animation(s, values, from, to, fps, scale, opts, &mut progress) {

@@ -276,8 +276,9 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Prints `message` (bounded: never more than a few lines, whatever it quotes) and answers `code`.
 fn fail(code: u8, message: &str) -> ExitCode {
-    eprintln!("warpscope: {message}");
+    eprintln!("warpscope: {}", warpscope_core::error::bounded(message));
     ExitCode::from(code)
 }
 
@@ -362,13 +363,30 @@ fn list(long: bool, json: bool) -> ExitCode {
                     .params
                     .iter()
                     .map(|p| {
-                        let range = match &p.kind {
-                            ParamKind::Int { min, max, .. } => serde_json::json!([min, max]),
-                            ParamKind::Float { min, max, .. } => serde_json::json!([min, max]),
-                            ParamKind::Choice { options, .. } => serde_json::json!(options),
-                            ParamKind::Text { .. } => serde_json::Value::Null,
+                        // `range_open`: whether each end of a numeric range is itself refused
+                        // (`[true, false]` is `(min, max]`).
+                        let (range, open) = match &p.kind {
+                            ParamKind::Int { min, max, .. } => {
+                                (serde_json::json!([min, max]), serde_json::json!([false, false]))
+                            }
+                            ParamKind::Float {
+                                min,
+                                max,
+                                min_open,
+                                max_open,
+                                ..
+                            } => (
+                                serde_json::json!([min, max]),
+                                serde_json::json!([min_open, max_open]),
+                            ),
+                            ParamKind::Choice { options, .. } => {
+                                (serde_json::json!(options), serde_json::Value::Null)
+                            }
+                            ParamKind::Text { .. } => {
+                                (serde_json::Value::Null, serde_json::Value::Null)
+                            }
                         };
-                        serde_json::json!({"name": p.name, "label": p.label, "label_zh": p.label_zh, "default": p.default_value(), "range": range})
+                        serde_json::json!({"name": p.name, "label": p.label, "label_zh": p.label_zh, "default": p.default_value(), "range": range, "range_open": open})
                     })
                     .collect();
                 serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "title_zh": s.title_zh, "summary": s.summary, "summary_zh": s.summary_zh, "params": params})
@@ -387,6 +405,7 @@ fn list(long: bool, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+#[allow(clippy::too_many_arguments)] // the subcommand's options, one each
 fn export(
     scene: Option<&str>,
     preset: Option<&std::path::Path>,
@@ -403,10 +422,11 @@ fn export(
         _ => 1,
     };
     if all {
-        if scene.is_some() || preset.is_some() || !set.is_empty() {
+        if scene.is_some() || preset.is_some() || !set.is_empty() || opts.step.is_some() {
             return fail(
                 2,
-                "--all exports every scene at its lecture preset: give no scene and no --set",
+                "--all exports every scene at its lecture preset: give no scene, --preset, \
+                 --set or --step",
             );
         }
         if let Err(e) = std::fs::create_dir_all(out) {
@@ -436,6 +456,9 @@ fn export(
         Ok(r) => r,
         Err(e) => return fail(2, &e.to_string()),
     };
+    if let Err((status, message)) = check_step(s, &values, opts.step, step) {
+        return fail(status, &message);
+    }
     let opts = crate::export::FigureOptions {
         step: opts.step.or(step),
         ..*opts
@@ -446,6 +469,55 @@ fn export(
             ExitCode::SUCCESS
         }
         Err(e) => fail(code(&e), &e.to_string()),
+    }
+}
+
+/// Checks the event a figure is to show against the scene's trace: `--step` (`explicit`) on a
+/// scene without a trace, or a step past the last event (from `--step` or the preset), is
+/// refused naming the last event — never clamped or ignored. A preset's step on a scene without
+/// a trace (the window saves one for every scene) is ignored.
+///
+/// # Errors
+/// The exit status and the message to print.
+fn check_step(
+    s: &'static scene::Scene,
+    values: &ParamValues,
+    explicit: Option<usize>,
+    preset: Option<usize>,
+) -> Result<(), (u8, String)> {
+    use crate::export::ExportError;
+    let Some(step) = explicit.or(preset) else {
+        return Ok(());
+    };
+    let state = crate::export::prepare(s, values.clone()).map_err(|e| {
+        let status = match e {
+            ExportError::Scene(_) | ExportError::Format(_) => 2,
+            _ => 1,
+        };
+        (status, e.to_string())
+    })?;
+    let n = crate::export::steps(&state);
+    let source = if explicit.is_some() {
+        format!("--step {step}")
+    } else {
+        format!("the preset's step {step}")
+    };
+    let refuse = |message: String| Err((2, message));
+    match n {
+        0 if explicit.is_some() => refuse(format!(
+            "{source}: scene `{}` has no trace to step through (its figure is one view); leave \
+             out --step",
+            s.id
+        )),
+        0 => Ok(()),
+        n if step >= n => refuse(format!(
+            "{source} is past the end of the trace: scene `{}` has {n} events, 0..={}; the last \
+             is {}",
+            s.id,
+            n - 1,
+            n - 1
+        )),
+        _ => Ok(()),
     }
 }
 

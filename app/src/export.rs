@@ -231,8 +231,8 @@ pub const MAX_FRAMES: usize = 600;
 ///
 /// The frames are drawn in order (the stepper is stateful), then rasterised, quantised and
 /// LZW-compressed in parallel on every core, and written in order. `on_frame(done, total)` is
-/// called as frames are finished (the CLI prints progress with it). Memory holds the frames'
-/// SVG text and their compressed GIF data, not one RGBA image per event.
+/// called as frames are written (the CLI prints progress with it). Memory holds the frames' SVG
+/// text and the GIF written so far, not one RGBA image per event.
 ///
 /// # Errors
 /// A scene without a stepper; a range that is empty, reaches past the last event (the message
@@ -266,25 +266,10 @@ pub fn animation(
         (w, h) = (w.max(fw), h.max(fh));
         frames.push((frame_svg(&shapes, area, bg), bg));
     }
-    // 2. Rasterise, quantise and compress in parallel; 3. write in order.
-    let encoded = encode_frames(&frames, (w, h), scale, on_frame)?;
+    // 2. Rasterise, quantise and compress in parallel, writing in order.
     // In hundredths of a second, as the `image` crate rounds it (down).
     let delay = ((1000 / u32::from(fps.max(1))) / 10) as u16;
-    let mut out = Vec::new();
-    {
-        let mut enc = gif::Encoder::new(&mut out, w as u16, h as u16, &[])
-            .map_err(|e| ExportError::Render(e.to_string()))?;
-        enc.set_repeat(gif::Repeat::Infinite)
-            .map_err(|e| ExportError::Render(e.to_string()))?;
-        for mut frame in encoded {
-            frame.delay = delay;
-            enc.write_lzw_pre_encoded_frame(&frame)
-                .map_err(|e| ExportError::Render(e.to_string()))?;
-        }
-        enc.into_inner()
-            .map_err(|e| ExportError::Render(e.to_string()))?;
-    }
-    Ok(out)
+    encode_frames(&frames, (w, h), scale, delay, on_frame)
 }
 
 /// Checks the events `from..=to` (`to` `None` = to the end) against a trace of `n` events:
@@ -359,8 +344,9 @@ fn pixel_size(area: Rect, scale: f32) -> Result<(u32, u32), ExportError> {
 }
 
 /// [`shapes_to_svg`] for an animation frame, cheaper to rasterise: a shape that lies inside its
-/// clip rectangle is drawn unclipped, and consecutive shapes with the same clip rectangle share
-/// one clip group (a clip group costs resvg a full-size layer: about 8× the frame's time).
+/// clip rectangle is drawn unclipped, a plain rectangle is cut to its clip, and consecutive
+/// shapes with the same clip rectangle share one clip group (a clip group costs resvg a
+/// full-size layer: with one per shape, about 8× the frame's time).
 fn frame_svg(shapes: &[ClippedShape], area: Rect, bg: Color32) -> String {
     let mut body = String::new();
     let mut open: Option<Rect> = None;
@@ -370,8 +356,24 @@ fn frame_svg(shapes: &[ClippedShape], area: Rect, bg: Color32) -> String {
         if !c.is_positive() {
             continue;
         }
-        // One point of margin for anti-aliasing and stroke feathering.
-        let inside = c.contains_rect(cs.shape.visual_bounding_rect().expand(1.0));
+        // A plain rectangle (a panel's fill) is cut to its clip instead; a shape that draws
+        // nothing, or lies inside its clip, needs none.
+        let shape = match &cs.shape {
+            Shape::Rect(r)
+                if r.corner_radius == epaint::CornerRadius::ZERO
+                    && (r.stroke.width <= 0.0 || r.stroke.color.a() == 0) =>
+            {
+                let mut r = r.clone();
+                r.rect = r.rect.intersect(c);
+                if !r.rect.is_positive() {
+                    continue;
+                }
+                std::borrow::Cow::Owned(Shape::Rect(r))
+            }
+            other => std::borrow::Cow::Borrowed(other),
+        };
+        let bounds = shape.visual_bounding_rect();
+        let inside = bounds.is_negative() || c.contains_rect(bounds);
         let wanted = (!inside).then_some(c);
         if wanted != open {
             if open.is_some() {
@@ -390,7 +392,7 @@ fn frame_svg(shapes: &[ClippedShape], area: Rect, bg: Color32) -> String {
             }
             open = wanted;
         }
-        shape_to_svg(&mut body, &cs.shape);
+        shape_to_svg(&mut body, &shape);
     }
     if open.is_some() {
         body.push_str("</g>\n");
@@ -427,14 +429,18 @@ fn raster_options() -> resvg::usvg::Options<'static> {
 }
 
 /// Rasterises, quantises and LZW-compresses `frames` (SVG text and background) on every core,
-/// each onto a `size` canvas filled with its background; answers them in order.
+/// each onto a `size` canvas filled with its background, and writes them in order as they come
+/// (a frame waits only for the ones before it) as a looping GIF, `delay` hundredths of a second
+/// each.
 fn encode_frames(
     frames: &[(String, Color32)],
     size: (u32, u32),
     scale: f32,
+    delay: u16,
     on_frame: &mut dyn FnMut(usize, usize),
-) -> Result<Vec<gif::Frame<'static>>, ExportError> {
+) -> Result<Vec<u8>, ExportError> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let gif_err = |e: gif::EncodingError| ExportError::Render(e.to_string());
     let total = frames.len();
     let workers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
@@ -442,8 +448,10 @@ fn encode_frames(
     let opt = raster_options();
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let mut out: Vec<Option<gif::Frame<'static>>> = (0..total).map(|_| None).collect();
-    let mut error = None;
+    let mut enc =
+        gif::Encoder::new(Vec::new(), size.0 as u16, size.1 as u16, &[]).map_err(gif_err)?;
+    enc.set_repeat(gif::Repeat::Infinite).map_err(gif_err)?;
+    let mut result = Ok(());
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..workers {
@@ -468,26 +476,42 @@ fn encode_frames(
             });
         }
         drop(tx);
-        let mut done = 0;
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut written = 0;
         for (i, r) in rx {
+            if result.is_err() {
+                continue;
+            }
             match r {
                 Ok(f) => {
-                    out[i] = Some(f);
-                    done += 1;
-                    on_frame(done, total);
+                    waiting.insert(i, f);
                 }
                 Err(e) => {
-                    error.get_or_insert(e);
+                    failed.store(true, Ordering::Relaxed);
+                    result = Err(e);
+                    continue;
                 }
             }
+            while let Some(mut f) = waiting.remove(&written) {
+                f.delay = delay;
+                if let Err(e) = enc.write_lzw_pre_encoded_frame(&f) {
+                    failed.store(true, Ordering::Relaxed);
+                    result = Err(gif_err(e));
+                    break;
+                }
+                written += 1;
+                on_frame(written, total);
+            }
+        }
+        if result.is_ok() && written != total {
+            result = Err(ExportError::Render(format!(
+                "{} of {total} frames were not drawn",
+                total - written
+            )));
         }
     });
-    if let Some(e) = error {
-        return Err(e);
-    }
-    out.into_iter()
-        .map(|f| f.ok_or_else(|| ExportError::Render("a frame was not drawn".into())))
-        .collect()
+    result?;
+    enc.into_inner().map_err(gif_err)
 }
 
 /// One frame: the SVG rasterised onto a `size` canvas of its background colour (the pixmap is
@@ -524,6 +548,10 @@ fn encode_frame(
         ..gif::Frame::default()
     };
     frame.make_lzw_pre_encoded();
+    // The compressed data is far smaller than the buffer reserved for it.
+    if let std::borrow::Cow::Owned(b) = &mut frame.buffer {
+        b.shrink_to_fit();
+    }
     Ok(frame)
 }
 
@@ -1056,4 +1084,78 @@ pub fn export(
     };
     write_atomically(out, &bytes)?;
     Ok(out.canonicalize().unwrap_or_else(|_| out.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clipped(shape: Shape, clip: Rect) -> ClippedShape {
+        ClippedShape {
+            clip_rect: clip,
+            shape,
+            transform_after_tessellation: egui::emath::TSTransform::IDENTITY,
+        }
+    }
+
+    #[test]
+    fn frame_svg_clips_only_what_crosses_its_clip() {
+        let area = Rect::from_min_size(Pos2::ZERO, egui::vec2(100.0, 50.0));
+        let inner = Rect::from_min_size(Pos2::new(10.0, 10.0), egui::vec2(20.0, 20.0));
+        let panel = Shape::rect_filled(
+            Rect::from_min_size(Pos2::ZERO, egui::vec2(100.0, 6000.0)),
+            0.0,
+            Color32::WHITE,
+        );
+        let small = Shape::rect_filled(inner.shrink(2.0), 2.0, Color32::RED);
+        let line = Shape::line_segment(
+            [Pos2::new(0.0, 20.0), Pos2::new(100.0, 20.0)],
+            egui::Stroke::new(1.0, Color32::BLACK),
+        );
+        let svg = frame_svg(
+            &[
+                clipped(panel, area),
+                clipped(small, inner),
+                clipped(line.clone(), inner),
+                clipped(line, inner),
+            ],
+            area,
+            Color32::WHITE,
+        );
+        // The panel is cut to the figure, the small rectangle needs no clip, and the two lines
+        // crossing the same clip share one group.
+        assert_eq!(svg.matches("<clipPath").count(), 1, "{svg}");
+        assert!(svg.contains("height=\"50.00\""), "{svg}");
+        assert!(!svg.contains("6000"), "{svg}");
+        assert_eq!(svg.matches("<line").count(), 2);
+        assert!(roxmltree::Document::parse(&svg).is_ok());
+    }
+
+    #[test]
+    fn quantise_keeps_flat_colours_exact_and_maps_the_rest_nearest() {
+        // 300 distinct colours: 2 flat ones (many pixels) and 298 single-pixel greys.
+        let mut rgba = Vec::new();
+        for _ in 0..1000 {
+            rgba.extend_from_slice(&[255, 0, 0, 255]);
+            rgba.extend_from_slice(&[0, 0, 255, 255]);
+        }
+        for g in 0..298u32 {
+            let v = (g % 256) as u8;
+            rgba.extend_from_slice(&[v, v, (g / 256) as u8, 255]);
+        }
+        let (palette, indices) = quantise(&rgba);
+        assert!(palette.len() <= 256 * 3);
+        assert_eq!(indices.len(), rgba.len() / 4);
+        let colour_of = |i: usize| &palette[indices[i] as usize * 3..indices[i] as usize * 3 + 3];
+        assert_eq!(colour_of(0), [255, 0, 0]);
+        assert_eq!(colour_of(1), [0, 0, 255]);
+        // Every pixel maps to a palette colour within a small distance of its own.
+        for (i, p) in rgba.chunks_exact(4).enumerate() {
+            let q = colour_of(i);
+            let d: i32 = (0..3)
+                .map(|k| (i32::from(p[k]) - i32::from(q[k])).abs())
+                .sum();
+            assert!(d <= 8, "pixel {i}: {p:?} → {q:?}");
+        }
+    }
 }

@@ -464,7 +464,9 @@ fn encode_frames(
                     if i >= total || failed.load(Ordering::Relaxed) {
                         break;
                     }
-                    let (svg, bg) = &frames[i];
+                    let Some((svg, bg)) = frames.get(i) else {
+                        break;
+                    };
                     let r = encode_frame(svg, *bg, size, scale, opt, &mut pixmap);
                     if r.is_err() {
                         failed.store(true, Ordering::Relaxed);

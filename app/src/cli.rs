@@ -217,6 +217,15 @@ pub fn main() -> ExitCode {
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("gif"))
             {
+                if let Some(step) = step {
+                    return fail(
+                        2,
+                        &format!(
+                            "--step {step} shows one event in a PNG or SVG; a GIF animates a \
+                             range of events: use --frames FROM..TO"
+                        ),
+                    );
+                }
                 animate(
                     scene.as_deref(),
                     preset.as_deref(),
@@ -273,8 +282,9 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Prints `message` (bounded: never more than a few lines, whatever it quotes) and answers `code`.
 fn fail(code: u8, message: &str) -> ExitCode {
-    eprintln!("warpscope: {message}");
+    eprintln!("warpscope: {}", warpscope_core::error::bounded(message));
     ExitCode::from(code)
 }
 
@@ -359,13 +369,30 @@ fn list(long: bool, json: bool) -> ExitCode {
                     .params
                     .iter()
                     .map(|p| {
-                        let range = match &p.kind {
-                            ParamKind::Int { min, max, .. } => serde_json::json!([min, max]),
-                            ParamKind::Float { min, max, .. } => serde_json::json!([min, max]),
-                            ParamKind::Choice { options, .. } => serde_json::json!(options),
-                            ParamKind::Text { .. } => serde_json::Value::Null,
+                        // `range_open`: whether each end of a numeric range is itself refused
+                        // (`[true, false]` is `(min, max]`).
+                        let (range, open) = match &p.kind {
+                            ParamKind::Int { min, max, .. } => {
+                                (serde_json::json!([min, max]), serde_json::json!([false, false]))
+                            }
+                            ParamKind::Float {
+                                min,
+                                max,
+                                min_open,
+                                max_open,
+                                ..
+                            } => (
+                                serde_json::json!([min, max]),
+                                serde_json::json!([min_open, max_open]),
+                            ),
+                            ParamKind::Choice { options, .. } => {
+                                (serde_json::json!(options), serde_json::Value::Null)
+                            }
+                            ParamKind::Text { .. } => {
+                                (serde_json::Value::Null, serde_json::Value::Null)
+                            }
                         };
-                        serde_json::json!({"name": p.name, "label": p.label, "label_zh": p.label_zh, "default": p.default_value(), "range": range})
+                        serde_json::json!({"name": p.name, "label": p.label, "label_zh": p.label_zh, "default": p.default_value(), "range": range, "range_open": open})
                     })
                     .collect();
                 serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "summary": s.summary, "params": params})
@@ -401,10 +428,11 @@ fn export(
         _ => 1,
     };
     if all {
-        if scene.is_some() || preset.is_some() || !set.is_empty() {
+        if scene.is_some() || preset.is_some() || !set.is_empty() || opts.step.is_some() {
             return fail(
                 2,
-                "--all exports every scene at its lecture preset: give no scene and no --set",
+                "--all exports every scene at its lecture preset: give no scene, --preset, \
+                 --set or --step",
             );
         }
         if let Err(e) = std::fs::create_dir_all(out) {
@@ -434,6 +462,9 @@ fn export(
         Ok(r) => r,
         Err(e) => return fail(2, &e.to_string()),
     };
+    if let Err((status, message)) = check_step(s, &values, opts.step, step) {
+        return fail(status, &message);
+    }
     let opts = crate::export::FigureOptions {
         step: opts.step.or(step),
         ..*opts
@@ -444,6 +475,55 @@ fn export(
             ExitCode::SUCCESS
         }
         Err(e) => fail(code(&e), &e.to_string()),
+    }
+}
+
+/// Checks the event a figure is to show against the scene's trace: `--step` (`explicit`) on a
+/// scene without a trace, or a step past the last event (from `--step` or the preset), is
+/// refused naming the last event — never clamped or ignored. A preset's step on a scene without
+/// a trace (the window saves one for every scene) is ignored.
+///
+/// # Errors
+/// The exit status and the message to print.
+fn check_step(
+    s: &'static scene::Scene,
+    values: &ParamValues,
+    explicit: Option<usize>,
+    preset: Option<usize>,
+) -> Result<(), (u8, String)> {
+    use crate::export::ExportError;
+    let Some(step) = explicit.or(preset) else {
+        return Ok(());
+    };
+    let state = crate::export::prepare(s, values.clone()).map_err(|e| {
+        let status = match e {
+            ExportError::Scene(_) | ExportError::Format(_) => 2,
+            _ => 1,
+        };
+        (status, e.to_string())
+    })?;
+    let n = crate::export::steps(&state);
+    let source = if explicit.is_some() {
+        format!("--step {step}")
+    } else {
+        format!("the preset's step {step}")
+    };
+    let refuse = |message: String| Err((2, message));
+    match n {
+        0 if explicit.is_some() => refuse(format!(
+            "{source}: scene `{}` has no trace to step through (its figure is one view); leave \
+             out --step",
+            s.id
+        )),
+        0 => Ok(()),
+        n if step >= n => refuse(format!(
+            "{source} is past the end of the trace: scene `{}` has {n} events, 0..={}; the last \
+             is {}",
+            s.id,
+            n - 1,
+            n - 1
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -460,14 +540,20 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
     let Some(name) = kernel else {
         return fail(2, &format!("name a kernel: {}", kernel_names().join(", ")));
     };
-    if let Err(e) = kernel_info(name) {
-        return fail(2, &e.to_string());
-    }
+    let info = match kernel_info(name) {
+        Ok(i) => i,
+        Err(e) => return fail(2, &e.to_string()),
+    };
     let mut opts = RunOptions::default();
     for a in set {
         if let Err(e) = opts.set(a) {
             return fail(2, &e.to_string());
         }
+    }
+    // Every option is checked before the adapter is opened: a bad value is the user's to fix
+    // (status 2) whether or not a GPU is present.
+    if let Err(e) = opts.resolve(info) {
+        return fail(2, &e.to_string());
     }
     let ctx = match DeviceContext::open() {
         Ok(c) => c,
@@ -561,6 +647,26 @@ fn run_record(kernel: Option<&str>, set: &[String], json: bool, with_trace: bool
     }
 }
 
+/// `--frames FROM..TO` or `FROM..` (events, `TO` included).
+///
+/// # Errors
+/// The message to print (exit status 2), showing the text as given.
+fn parse_frames(text: &str) -> Result<(usize, Option<usize>), String> {
+    let bad = || {
+        format!(
+            "--frames {}: expected FROM..TO or FROM.. with whole event numbers, e.g. 0..40",
+            warpscope_core::error::shorten(text)
+        )
+    };
+    let (a, b) = text.split_once("..").ok_or_else(bad)?;
+    let from = a.trim().parse::<usize>().map_err(|_| bad())?;
+    let to = match b.trim() {
+        "" => None,
+        b => Some(b.parse::<usize>().map_err(|_| bad())?),
+    };
+    Ok((from, to))
+}
+
 #[allow(clippy::too_many_arguments)] // the subcommand's options, one each
 fn animate(
     scene: Option<&str>,
@@ -577,25 +683,24 @@ fn animate(
         Ok(r) => r,
         Err(e) => return fail(2, &e.to_string()),
     };
-    let (from, to) = match frames.map(|f| f.split_once("..")) {
-        None => (0, None),
-        Some(Some((a, b))) => match (a.trim().parse::<usize>(), b.trim()) {
-            (Ok(a), "") => (a, None),
-            (Ok(a), b) => match b.parse::<usize>() {
-                Ok(b) => (a, Some(b)),
-                Err(_) => return fail(2, "--frames: expected FROM..TO or FROM.., e.g. 0..40"),
-            },
-            _ => return fail(2, "--frames: expected FROM..TO or FROM.., e.g. 0..40"),
-        },
-        Some(None) => return fail(2, "--frames: expected FROM..TO or FROM.., e.g. 0..40"),
+    let (from, to) = match frames.map(parse_frames).transpose() {
+        Ok(r) => r.unwrap_or((0, None)),
+        Err(message) => return fail(2, &message),
     };
-    // Long animations take a while (each frame is rasterised): say how far, on one stderr line.
+    // Long animations take a while: say how far, on one stderr line (a terminal), or at each
+    // quarter (a log).
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut progress = |done: usize, total: usize| {
-        if total >= 20 && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprint!("\rframe {done}/{total}");
+        if total < 20 {
+            return;
+        }
+        if terminal {
+            eprint!("\rwarpscope: frame {done}/{total}");
             if done == total {
                 eprintln!();
             }
+        } else if done * 4 / total != (done - 1) * 4 / total {
+            eprintln!("warpscope: frame {done}/{total}");
         }
     };
     let bytes = match animation(s, values, from, to, fps, scale, opts, &mut progress) {

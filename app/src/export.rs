@@ -270,14 +270,18 @@ pub fn draw(
 /// Most frames an animation may have.
 pub const MAX_FRAMES: usize = 600;
 
-/// An animated GIF of `scene` stepping through events `from..=to` (one frame per event) at
-/// `fps` frames per second, PNG-rasterised at `scale`. Frames are padded to the largest size.
-/// `on_frame(done, total)` is called after each frame is drawn (the CLI prints progress with it).
-/// Frames are kept PNG-compressed until they are encoded, so memory grows by about one
-/// compressed frame per event (not one full RGBA image).
+/// An animated GIF of `scene` stepping through events `from..=to` (one frame per event; `to`
+/// `None` = to the last event) at `fps` frames per second, rasterised at `scale`. Frames are
+/// padded to the largest size.
+///
+/// The frames are drawn in order (the stepper is stateful), then rasterised, quantised and
+/// LZW-compressed in parallel on every core, and written in order. `on_frame(done, total)` is
+/// called as frames are written (the CLI prints progress with it). Memory holds the frames' SVG
+/// text and the GIF written so far, not one RGBA image per event.
 ///
 /// # Errors
-/// A scene without a stepper, an empty or too long range, rendering errors.
+/// A scene without a stepper; a range that is empty, reaches past the last event (the message
+/// names it) or is longer than [`MAX_FRAMES`]; rendering errors.
 #[allow(clippy::too_many_arguments)] // the CLI's options, one each
 pub fn animation(
     scene: &'static Scene,
@@ -291,6 +295,42 @@ pub fn animation(
 ) -> Result<Vec<u8>, ExportError> {
     let mut state = prepare(scene, values)?;
     let n = steps(&state);
+    let (from, to) = frame_range(scene, n, from, to)?;
+    let total = to - from + 1;
+    // 1. Draw every frame (in order: the stepper is stateful) as SVG text; the canvas is the
+    //    largest frame.
+    let mut frames = Vec::with_capacity(total);
+    let (mut w, mut h) = (0u32, 0u32);
+    for step in from..=to {
+        let o = FigureOptions {
+            step: Some(step),
+            ..*opts
+        };
+        let (shapes, area, bg) = draw_state(&mut state, &o);
+        let (fw, fh) = pixel_size(area, scale)?;
+        (w, h) = (w.max(fw), h.max(fh));
+        frames.push((frame_svg(&shapes, area, bg), bg));
+    }
+    // 2. Rasterise, quantise and compress in parallel, writing in order.
+    // In hundredths of a second, as the `image` crate rounds it (down).
+    let delay = ((1000 / u32::from(fps.max(1))) / 10) as u16;
+    encode_frames(&frames, (w, h), scale, delay, on_frame)
+}
+
+/// Checks the events `from..=to` (`to` `None` = to the end) against a trace of `n` events:
+/// nothing is cut or clamped silently.
+fn frame_range(
+    scene: &Scene,
+    n: usize,
+    from: usize,
+    to: Option<usize>,
+) -> Result<(usize, usize), ExportError> {
+    let shown = format!("{from}..{}", to.map_or(String::new(), |t| t.to_string()));
+    let refuse = |expected: String| {
+        Err(ExportError::Scene(warpscope_core::Error::invalid(
+            "frames", &shown, expected,
+        )))
+    };
     if n == 0 {
         return Err(ExportError::Scene(warpscope_core::Error::invalid(
             "out",
@@ -301,53 +341,325 @@ pub fn animation(
             ),
         )));
     }
-    let to = to.unwrap_or(n - 1).min(n - 1);
-    if from > to || to - from + 1 > MAX_FRAMES {
-        return Err(ExportError::Scene(warpscope_core::Error::invalid(
-            "frames",
-            format!("{from}..{to}"),
+    let last = n - 1;
+    let to_given = to.is_some();
+    let to = to.unwrap_or(last);
+    if from > last || to > last {
+        return refuse(format!(
+            "expected events in 0..={last}: scene `{}` has {n} trace events, the last is {last}",
+            scene.id
+        ));
+    }
+    if from > to {
+        return refuse(format!("expected FROM ≤ TO, e.g. {to}..{from}"));
+    }
+    let count = to - from + 1;
+    if count > MAX_FRAMES {
+        let end = from + MAX_FRAMES - 1;
+        return refuse(if to_given {
             format!(
-                "expected a range inside 0..{} of at most {MAX_FRAMES} events",
-                n - 1
-            ),
+                "{count} events are more frames than an animation may have; expected at most \
+                 {MAX_FRAMES}, e.g. --frames {from}..{end}"
+            )
+        } else {
+            format!(
+                "the trace from event {from} to its end has {count} events, more frames than \
+                 an animation may have; expected at most {MAX_FRAMES}: give --frames \
+                 {from}..{end}"
+            )
+        });
+    }
+    Ok((from, to))
+}
+
+/// The pixel size of a figure covering `area` at `scale`: the SVG's whole-point size (as its
+/// `width` and `height` spell it) times `scale`, rounded up, as [`svg_to_png`] sizes it.
+fn pixel_size(area: Rect, scale: f32) -> Result<(u32, u32), ExportError> {
+    let points = |v: f32| format!("{v:.0}").parse::<f32>().unwrap_or(v);
+    let (w, h) = (
+        (points(area.width()) * scale).ceil(),
+        (points(area.height()) * scale).ceil(),
+    );
+    if !(w >= 1.0 && h >= 1.0 && w <= 16384.0 && h <= 16384.0) {
+        return Err(ExportError::Render(format!(
+            "a {w} × {h} pixel image is outside 1..=16384 per side; lower --scale"
         )));
     }
-    let total = to - from + 1;
-    let mut pngs = Vec::with_capacity(total);
-    let (mut w, mut h) = (0, 0);
-    for step in from..=to {
-        let o = FigureOptions {
-            step: Some(step),
-            ..*opts
+    Ok((w as u32, h as u32))
+}
+
+/// [`shapes_to_svg`] for an animation frame, cheaper to rasterise: a shape that lies inside its
+/// clip rectangle is drawn unclipped, a plain rectangle is cut to its clip, and consecutive
+/// shapes with the same clip rectangle share one clip group (a clip group costs resvg a
+/// full-size layer: with one per shape, about 8× the frame's time).
+fn frame_svg(shapes: &[ClippedShape], area: Rect, bg: Color32) -> String {
+    let mut body = String::new();
+    let mut open: Option<Rect> = None;
+    let mut groups = 0;
+    for cs in shapes {
+        let c = cs.clip_rect.intersect(area);
+        if !c.is_positive() {
+            continue;
+        }
+        // A plain rectangle (a panel's fill) is cut to its clip instead; a shape that draws
+        // nothing, or lies inside its clip, needs none.
+        let shape = match &cs.shape {
+            Shape::Rect(r)
+                if r.corner_radius == epaint::CornerRadius::ZERO
+                    && (r.stroke.width <= 0.0 || r.stroke.color.a() == 0) =>
+            {
+                let mut r = r.clone();
+                r.rect = r.rect.intersect(c);
+                if !r.rect.is_positive() {
+                    continue;
+                }
+                std::borrow::Cow::Owned(Shape::Rect(r))
+            }
+            other => std::borrow::Cow::Borrowed(other),
         };
-        let (shapes, area, bg) = draw_state(&mut state, &o);
-        let png = svg_to_png(&shapes_to_svg(&shapes, area, bg), scale)?;
-        let (fw, fh) = image::ImageReader::new(std::io::Cursor::new(&png))
-            .with_guessed_format()
-            .map_err(|e| ExportError::Render(e.to_string()))?
-            .into_dimensions()
-            .map_err(|e| ExportError::Render(e.to_string()))?;
-        (w, h) = (w.max(fw), h.max(fh));
-        pngs.push(png);
-        on_frame(step - from + 1, total);
+        let bounds = shape.visual_bounding_rect();
+        let inside = bounds.is_negative() || c.contains_rect(bounds);
+        let wanted = (!inside).then_some(c);
+        if wanted != open {
+            if open.is_some() {
+                body.push_str("</g>\n");
+            }
+            if let Some(c) = wanted {
+                let _ = writeln!(
+                    body,
+                    "<clipPath id=\"c{groups}\"><rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\"/></clipPath><g clip-path=\"url(#c{groups})\">",
+                    c.min.x,
+                    c.min.y,
+                    c.width(),
+                    c.height()
+                );
+                groups += 1;
+            }
+            open = wanted;
+        }
+        shape_to_svg(&mut body, &shape);
     }
-    let delay = image::Delay::from_numer_denom_ms(1000, u32::from(fps.max(1)));
-    let mut out = Vec::new();
-    {
-        let mut enc = image::codecs::gif::GifEncoder::new_with_speed(&mut out, 10);
-        enc.set_repeat(image::codecs::gif::Repeat::Infinite)
-            .map_err(|e| ExportError::Render(e.to_string()))?;
-        for png in pngs {
-            let img = image::load_from_memory(&png)
-                .map_err(|e| ExportError::Render(e.to_string()))?
-                .to_rgba8();
-            let mut canvas = image::RgbaImage::from_pixel(w, h, *img.get_pixel(0, 0));
-            image::imageops::overlay(&mut canvas, &img, 0, 0);
-            enc.encode_frame(image::Frame::from_parts(canvas, 0, 0, delay))
-                .map_err(|e| ExportError::Render(e.to_string()))?;
+    if open.is_some() {
+        body.push_str("</g>\n");
+    }
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"{:.2} {:.2} {:.2} {:.2}\" width=\"{:.0}\" height=\"{:.0}\" font-family=\"Ubuntu, 'Noto Sans CJK SC', 'DejaVu Sans', sans-serif\">\n<rect x=\"{:.2}\" y=\"{:.2}\" width=\"100%\" height=\"100%\" fill=\"{}\"/>\n{body}</svg>\n",
+        area.min.x,
+        area.min.y,
+        area.width(),
+        area.height(),
+        area.width(),
+        area.height(),
+        area.min.x,
+        area.min.y,
+        colour(bg).unwrap_or_else(|| "white".into())
+    )
+}
+
+/// The SVG rasteriser's options with the GUI's embedded fonts, built once per animation.
+fn raster_options() -> resvg::usvg::Options<'static> {
+    let mut opt = resvg::usvg::Options::default();
+    let db = opt.fontdb_mut();
+    db.load_font_data(
+        egui::epaint::text::FontDefinitions::default()
+            .font_data
+            .get("Ubuntu-Light")
+            .map(|d| (*d.font).as_ref().to_vec())
+            .unwrap_or_default(),
+    );
+    db.load_font_data(fonts::NOTO_SC_SUBSET.to_vec());
+    db.load_font_data(fonts::DEJAVU_SUBSET.to_vec());
+    db.set_sans_serif_family("DejaVu Sans");
+    opt
+}
+
+/// Rasterises, quantises and LZW-compresses `frames` (SVG text and background) on every core,
+/// each onto a `size` canvas filled with its background, and writes them in order as they come
+/// (a frame waits only for the ones before it) as a looping GIF, `delay` hundredths of a second
+/// each.
+fn encode_frames(
+    frames: &[(String, Color32)],
+    size: (u32, u32),
+    scale: f32,
+    delay: u16,
+    on_frame: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<u8>, ExportError> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let gif_err = |e: gif::EncodingError| ExportError::Render(e.to_string());
+    let total = frames.len();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .clamp(1, total.max(1));
+    let opt = raster_options();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let mut enc =
+        gif::Encoder::new(Vec::new(), size.0 as u16, size.1 as u16, &[]).map_err(gif_err)?;
+    enc.set_repeat(gif::Repeat::Infinite).map_err(gif_err)?;
+    let mut result = Ok(());
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (opt, next, failed) = (&opt, &next, &failed);
+            scope.spawn(move || {
+                let mut pixmap = None;
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= total || failed.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let Some((svg, bg)) = frames.get(i) else {
+                        break;
+                    };
+                    let r = encode_frame(svg, *bg, size, scale, opt, &mut pixmap);
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    if tx.send((i, r)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut written = 0;
+        for (i, r) in rx {
+            if result.is_err() {
+                continue;
+            }
+            match r {
+                Ok(f) => {
+                    waiting.insert(i, f);
+                }
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    result = Err(e);
+                    continue;
+                }
+            }
+            while let Some(mut f) = waiting.remove(&written) {
+                f.delay = delay;
+                if let Err(e) = enc.write_lzw_pre_encoded_frame(&f) {
+                    failed.store(true, Ordering::Relaxed);
+                    result = Err(gif_err(e));
+                    break;
+                }
+                written += 1;
+                on_frame(written, total);
+            }
+        }
+        if result.is_ok() && written != total {
+            result = Err(ExportError::Render(format!(
+                "{} of {total} frames were not drawn",
+                total - written
+            )));
+        }
+    });
+    result?;
+    enc.into_inner().map_err(gif_err)
+}
+
+/// One frame: the SVG rasterised onto a `size` canvas of its background colour (the pixmap is
+/// reused between frames), its colours reduced to a palette, LZW-compressed.
+fn encode_frame(
+    svg: &str,
+    bg: Color32,
+    (w, h): (u32, u32),
+    scale: f32,
+    opt: &resvg::usvg::Options<'_>,
+    pixmap: &mut Option<resvg::tiny_skia::Pixmap>,
+) -> Result<gif::Frame<'static>, ExportError> {
+    let tree =
+        resvg::usvg::Tree::from_str(svg, opt).map_err(|e| ExportError::Render(e.to_string()))?;
+    if pixmap.is_none() {
+        *pixmap = resvg::tiny_skia::Pixmap::new(w, h);
+    }
+    let pm = pixmap
+        .as_mut()
+        .ok_or_else(|| ExportError::Render("out of memory for the image".into()))?;
+    let [r, g, b, _] = bg.to_srgba_unmultiplied();
+    pm.fill(resvg::tiny_skia::Color::from_rgba8(r, g, b, 255));
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::from_scale(scale, scale),
+        &mut pm.as_mut(),
+    );
+    let (palette, indices) = quantise(pm.data());
+    let mut frame = gif::Frame {
+        width: w as u16,
+        height: h as u16,
+        palette: Some(palette),
+        buffer: std::borrow::Cow::Owned(indices),
+        ..gif::Frame::default()
+    };
+    frame.make_lzw_pre_encoded();
+    // The compressed data is far smaller than the buffer reserved for it.
+    if let std::borrow::Cow::Owned(b) = &mut frame.buffer {
+        b.shrink_to_fit();
+    }
+    Ok(frame)
+}
+
+/// Reduces opaque RGBA pixels to at most 256 colours: every colour when there are that few,
+/// else the 256 most frequent (a figure's flat fills, kept exact) with each other colour (the
+/// anti-aliased edges between them) mapped to the nearest of those. Answers the palette
+/// (`r, g, b, …`) and one index per pixel.
+fn quantise(rgba: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    use std::collections::HashMap;
+    let key = |p: &[u8]| u32::from_le_bytes([p[0], p[1], p[2], 0]);
+    let mut counts: HashMap<u32, u32> = HashMap::new();
+    let mut last = (u32::MAX, 0u32);
+    for p in rgba.chunks_exact(4) {
+        let k = key(p);
+        if k == last.0 {
+            last.1 += 1;
+        } else {
+            if last.1 > 0 {
+                *counts.entry(last.0).or_default() += last.1;
+            }
+            last = (k, 1);
         }
     }
-    Ok(out)
+    if last.1 > 0 {
+        *counts.entry(last.0).or_default() += last.1;
+    }
+    let mut by_count: Vec<(u32, u32)> = counts.into_iter().collect();
+    by_count.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let kept: Vec<u32> = by_count.iter().take(256).map(|&(k, _)| k).collect();
+    let rgb = |k: u32| {
+        let [r, g, b, _] = k.to_le_bytes();
+        [i32::from(r), i32::from(g), i32::from(b)]
+    };
+    let mut index: HashMap<u32, u8> = HashMap::with_capacity(by_count.len());
+    for (i, &k) in kept.iter().enumerate() {
+        index.insert(k, i as u8);
+    }
+    for &(k, _) in by_count.iter().skip(256) {
+        let [r, g, b] = rgb(k);
+        let nearest = kept
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, q)| {
+                let [qr, qg, qb] = rgb(**q);
+                // Weighted as the eye weighs them (green most, blue least).
+                3 * (r - qr).pow(2) + 4 * (g - qg).pow(2) + 2 * (b - qb).pow(2)
+            })
+            .map_or(0, |(i, _)| i as u8);
+        index.insert(k, nearest);
+    }
+    let palette = kept.iter().flat_map(|&k| rgb(k).map(|c| c as u8)).collect();
+    let mut indices = Vec::with_capacity(rgba.len() / 4);
+    let mut last = (u32::MAX, 0u8);
+    for p in rgba.chunks_exact(4) {
+        let k = key(p);
+        if k != last.0 {
+            last = (k, index.get(&k).copied().unwrap_or(0));
+        }
+        indices.push(last.1);
+    }
+    (palette, indices)
 }
 
 fn colour(c: Color32) -> Option<String> {
@@ -746,7 +1058,10 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
         .map_err(|e| ExportError::Render(e.to_string()))
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename.
+/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename. When `path`
+/// is a symbolic link (to a link, …) the file it finally names is replaced — the temporary file
+/// is made beside that target and renamed over it — so the link stays a link and its target is
+/// what changes.
 ///
 /// # Errors
 /// [`ExportError::Write`] naming the path and the reason (missing folder, no permission, …).
@@ -755,14 +1070,15 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
         path: path.to_owned(),
         reason,
     };
-    let dir = match path.parent() {
+    let target = link_target(path).map_err(err)?;
+    let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
     };
     if !dir.is_dir() {
         return Err(err(format!("the folder {} does not exist", dir.display())));
     }
-    if path.is_dir() {
+    if target.is_dir() {
         return Err(err(
             "that is a folder; give a file name (e.g. fig.png), or use `export --all --out DIR`"
                 .into(),
@@ -785,8 +1101,35 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
             .set_permissions(std::fs::Permissions::from_mode(0o644))
             .map_err(|e| err(e.to_string()))?;
     }
-    tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
+    tmp.persist(&target).map_err(|e| err(e.error.to_string()))?;
     Ok(())
+}
+
+/// The path a write to `path` should replace: `path` itself unless it is a symbolic link, else
+/// the file the chain of links finally names (which need not exist yet: a dangling link
+/// creates its target). A loop of links is refused.
+fn link_target(path: &Path) -> Result<PathBuf, String> {
+    let mut current = path.to_owned();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&current) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let next = std::fs::read_link(&current)
+                    .map_err(|e| format!("cannot read the link {}: {e}", current.display()))?;
+                current = if next.is_absolute() {
+                    next
+                } else {
+                    current
+                        .parent()
+                        .map_or_else(|| next.clone(), |d| d.join(&next))
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(format!(
+        "{} is a loop of symbolic links (more than 40 deep)",
+        path.display()
+    ))
 }
 
 /// Exports `scene` to `out` (`.svg` or `.png`, PNG at `scale`) and returns the written path.
@@ -877,5 +1220,74 @@ mod tests {
         assert!(c.contains("threads per block = 256"), "{c}");
         assert!(c.ends_with(", event 6"), "{c}");
         assert!(!c.contains("threads=256"), "{c}");
+    }
+
+    fn clipped(shape: Shape, clip: Rect) -> ClippedShape {
+        ClippedShape {
+            clip_rect: clip,
+            shape,
+            transform_after_tessellation: egui::emath::TSTransform::IDENTITY,
+        }
+    }
+
+    #[test]
+    fn frame_svg_clips_only_what_crosses_its_clip() {
+        let area = Rect::from_min_size(Pos2::ZERO, egui::vec2(100.0, 50.0));
+        let inner = Rect::from_min_size(Pos2::new(10.0, 10.0), egui::vec2(20.0, 20.0));
+        let panel = Shape::rect_filled(
+            Rect::from_min_size(Pos2::ZERO, egui::vec2(100.0, 6000.0)),
+            0.0,
+            Color32::WHITE,
+        );
+        let small = Shape::rect_filled(inner.shrink(2.0), 2.0, Color32::RED);
+        let line = Shape::line_segment(
+            [Pos2::new(0.0, 20.0), Pos2::new(100.0, 20.0)],
+            egui::Stroke::new(1.0, Color32::BLACK),
+        );
+        let svg = frame_svg(
+            &[
+                clipped(panel, area),
+                clipped(small, inner),
+                clipped(line.clone(), inner),
+                clipped(line, inner),
+            ],
+            area,
+            Color32::WHITE,
+        );
+        // The panel is cut to the figure, the small rectangle needs no clip, and the two lines
+        // crossing the same clip share one group.
+        assert_eq!(svg.matches("<clipPath").count(), 1, "{svg}");
+        assert!(svg.contains("height=\"50.00\""), "{svg}");
+        assert!(!svg.contains("6000"), "{svg}");
+        assert_eq!(svg.matches("<line").count(), 2);
+        assert!(roxmltree::Document::parse(&svg).is_ok());
+    }
+
+    #[test]
+    fn quantise_keeps_flat_colours_exact_and_maps_the_rest_nearest() {
+        // 300 distinct colours: 2 flat ones (many pixels) and 298 single-pixel greys.
+        let mut rgba = Vec::new();
+        for _ in 0..1000 {
+            rgba.extend_from_slice(&[255, 0, 0, 255]);
+            rgba.extend_from_slice(&[0, 0, 255, 255]);
+        }
+        for g in 0..298u32 {
+            let v = (g % 256) as u8;
+            rgba.extend_from_slice(&[v, v, (g / 256) as u8, 255]);
+        }
+        let (palette, indices) = quantise(&rgba);
+        assert!(palette.len() <= 256 * 3);
+        assert_eq!(indices.len(), rgba.len() / 4);
+        let colour_of = |i: usize| &palette[indices[i] as usize * 3..indices[i] as usize * 3 + 3];
+        assert_eq!(colour_of(0), [255, 0, 0]);
+        assert_eq!(colour_of(1), [0, 0, 255]);
+        // Every pixel maps to a palette colour within a small distance of its own.
+        for (i, p) in rgba.chunks_exact(4).enumerate() {
+            let q = colour_of(i);
+            let d: i32 = (0..3)
+                .map(|k| (i32::from(p[k]) - i32::from(q[k])).abs())
+                .sum();
+            assert!(d <= 8, "pixel {i}: {p:?} → {q:?}");
+        }
     }
 }

@@ -6,6 +6,7 @@
 //! - [`simt`]: the warp-level (SIMT) model — warps, lanes, active masks, shared-memory banks
 //!   and wavefronts, global-memory sectors, shuffles, barriers, atomics — and the [`simt::trace`]
 //!   type that simulated and recorded runs share.
+//! - [`input`]: the one checked door every input file is read through (type and size first).
 //! - [`params`]: typed, validated scene parameters (what a slider, a preset or `--set` sets).
 //! - [`scene`]: the registry of scenes, one per lab figure, each `params → result`.
 //! - [`device`] and [`cost`]: the one device table and the one bytes/FLOPs/launches → time
@@ -20,6 +21,7 @@ pub mod banks;
 pub mod cost;
 pub mod device;
 pub mod error;
+pub mod input;
 pub mod layernorm;
 pub mod memory;
 pub mod params;

@@ -7,6 +7,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::error::{Expected, ValueKind, fmt_real};
+
+/// Longest text value (bytes) a free-text parameter takes.
+pub const MAX_TEXT_BYTES: usize = 4096;
+
+/// Integral reals up to this magnitude are read as integers (`1e3`, a preset's `3.0`): beyond
+/// it an `f64` no longer holds every integer exactly.
+const MAX_EXACT_INTEGRAL: f64 = 9.0e15;
 
 /// What kind of value a parameter takes, with its valid range and lecture default.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,16 +30,20 @@ pub enum ParamKind {
         /// Logarithmic slider.
         log: bool,
     },
-    /// A finite real number in `min..=max`.
+    /// A finite real number between `min` and `max`, each end included unless it is open.
     Float {
-        /// Smallest valid value.
+        /// Smallest valid value (or, when `min_open`, the bound just below the valid values).
         min: f64,
-        /// Largest valid value.
+        /// Largest valid value (or, when `max_open`, the bound just above them).
         max: f64,
         /// The lecture's value.
         default: f64,
         /// Logarithmic slider.
         log: bool,
+        /// `min` itself is refused (`(0, 1]`).
+        min_open: bool,
+        /// `max` itself is refused (`[0, 1)`).
+        max_open: bool,
     },
     /// One of a fixed list of names.
     Choice {
@@ -101,6 +113,8 @@ impl ParamSpec {
                 max,
                 default,
                 log: false,
+                min_open: false,
+                max_open: false,
             },
         }
     }
@@ -145,6 +159,22 @@ impl ParamSpec {
         self
     }
 
+    /// The same real-valued spec with `min` itself refused: `(min, max]`.
+    pub const fn open_min(mut self) -> Self {
+        if let ParamKind::Float { min_open, .. } = &mut self.kind {
+            *min_open = true;
+        }
+        self
+    }
+
+    /// The same real-valued spec with `max` itself refused: `[min, max)`.
+    pub const fn open_max(mut self) -> Self {
+        if let ParamKind::Float { max_open, .. } = &mut self.kind {
+            *max_open = true;
+        }
+        self
+    }
+
     /// The lecture default as a value.
     pub fn default_value(&self) -> ParamValue {
         match &self.kind {
@@ -155,17 +185,34 @@ impl ParamSpec {
         }
     }
 
-    /// The valid range in words, for error messages (`an integer in 32..=1024`).
-    pub fn expected(&self) -> String {
+    /// The valid range, for error messages (its `Display`: `expected an integer in 32..=1024`).
+    pub fn expected(&self) -> Expected {
         match &self.kind {
-            ParamKind::Int { min, max, .. } => format!("expected an integer in {min}..={max}"),
-            ParamKind::Float { min, max, .. } => format!("expected a number in {min}..={max}"),
-            ParamKind::Choice { options, .. } => format!("expected one of {}", options.join(", ")),
-            ParamKind::Text { .. } => "expected text".to_owned(),
+            ParamKind::Int { min, max, .. } => Expected::IntRange {
+                min: *min,
+                max: *max,
+            },
+            ParamKind::Float {
+                min,
+                max,
+                min_open,
+                max_open,
+                ..
+            } => Expected::RealRange {
+                min: *min,
+                max: *max,
+                min_open: *min_open,
+                max_open: *max_open,
+            },
+            ParamKind::Choice { options, .. } => {
+                Expected::OneOf(options.iter().map(|o| (*o).to_owned()).collect())
+            }
+            ParamKind::Text { .. } => Expected::TextUpTo(MAX_TEXT_BYTES),
         }
     }
 
-    /// Parses and range-checks `text` for this parameter.
+    /// Parses and range-checks `text` for this parameter. Integers may be spelled `1e3` or
+    /// `1_000` (exact integers only); a refusal shows `text` as given.
     ///
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
@@ -174,51 +221,139 @@ impl ParamSpec {
         let bad = || Error::invalid(self.name, t, self.expected());
         let value = match &self.kind {
             ParamKind::Int { .. } => {
-                // Accept `1e3`-style and `1_000` spellings, but only for exact integers.
                 let cleaned = t.replace('_', "");
                 match cleaned.parse::<i64>() {
                     Ok(v) => ParamValue::Int(v),
                     Err(_) => {
                         let f: f64 = cleaned.parse().map_err(|_| bad())?;
-                        if f.fract() != 0.0 || !f.is_finite() || f.abs() > 9.0e15 {
-                            return Err(bad());
-                        }
-                        ParamValue::Int(f as i64)
+                        ParamValue::Int(exact_integer(f).ok_or_else(bad)?)
                     }
                 }
             }
             ParamKind::Float { .. } => ParamValue::Float(t.parse().map_err(|_| bad())?),
             ParamKind::Choice { .. } | ParamKind::Text { .. } => ParamValue::Text(t.to_owned()),
         };
-        self.check(&value)?;
+        self.check_shown(&value, t)?;
         Ok(value)
     }
 
-    /// Checks a value against this spec's kind and range.
+    /// Reads a preset's JSON value for this parameter: a whole number for an integer parameter
+    /// (`3` or `3.0`, as the command line takes `3` or `1e3`), a number for a real one, a string
+    /// for a choice or text. A refusal shows the value as the file spells it (a `u64` exactly)
+    /// and says when its type is wrong.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] naming the parameter and its valid range.
+    /// [`Error::InvalidParam`] naming the parameter: the wrong JSON type, or out of range.
+    pub fn from_json(&self, json: &serde_json::Value) -> Result<ParamValue, Error> {
+        let shown = json.to_string();
+        let wrong_type = |found| {
+            Error::invalid(
+                self.name,
+                &shown,
+                Expected::Type {
+                    found,
+                    expected: Box::new(self.expected()),
+                },
+            )
+        };
+        let value = match json {
+            // A choice among numbers (`elem_bytes`: "4") takes the number, as `--set` does.
+            serde_json::Value::Number(_) if matches!(&self.kind, ParamKind::Choice { options, .. } if options.contains(&shown.as_str())) => {
+                ParamValue::Text(shown.clone())
+            }
+            serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                (Some(i), _, _) => ParamValue::Int(i),
+                // Above i64::MAX: out of every integer parameter's range, said exactly.
+                (None, Some(_), _) if matches!(self.kind, ParamKind::Int { .. }) => {
+                    return Err(Error::invalid(self.name, &shown, self.expected()));
+                }
+                (None, Some(u), _) => ParamValue::Float(u as f64),
+                (None, None, Some(f)) => ParamValue::Float(f),
+                (None, None, None) => return Err(wrong_type(ValueKind::Float)),
+            },
+            serde_json::Value::String(s) => ParamValue::Text(s.clone()),
+            other => return Err(wrong_type(ValueKind::of_json(other))),
+        };
+        self.check_shown(&value, &shown)?;
+        Ok(self.normalised(value))
+    }
+
+    /// An integral real for an integer parameter as the integer (what `3.0` means).
+    fn normalised(&self, value: ParamValue) -> ParamValue {
+        match (&self.kind, value) {
+            (ParamKind::Int { .. }, ParamValue::Float(f)) => match exact_integer(f) {
+                Some(i) => ParamValue::Int(i),
+                None => ParamValue::Float(f),
+            },
+            (_, v) => v,
+        }
+    }
+
+    /// Checks a value against this spec's kind and range. An integral real (`3.0`) counts as
+    /// the integer for an integer parameter, an integer as the real for a real-valued one.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] naming the parameter and its valid range, or saying the value's
+    /// type is wrong (a string for a number, a fraction for an integer).
     pub fn check(&self, value: &ParamValue) -> Result<(), Error> {
+        self.check_shown(value, &value.to_string())
+    }
+
+    /// [`ParamSpec::check`], showing the value as `shown` (the user's spelling) in a refusal.
+    fn check_shown(&self, value: &ParamValue, shown: &str) -> Result<(), Error> {
+        let out_of_range = || Error::invalid(self.name, shown, self.expected());
+        let wrong_type = |found| {
+            Error::invalid(
+                self.name,
+                shown,
+                Expected::Type {
+                    found,
+                    expected: Box::new(self.expected()),
+                },
+            )
+        };
+        let in_real_range = |v: f64| match &self.kind {
+            ParamKind::Float {
+                min,
+                max,
+                min_open,
+                max_open,
+                ..
+            } => {
+                v.is_finite()
+                    && if *min_open { v > *min } else { v >= *min }
+                    && if *max_open { v < *max } else { v <= *max }
+            }
+            _ => false,
+        };
         let ok = match (&self.kind, value) {
             (ParamKind::Int { min, max, .. }, ParamValue::Int(v)) => (*min..=*max).contains(v),
-            (ParamKind::Float { min, max, .. }, ParamValue::Float(v)) => {
-                v.is_finite() && *v >= *min && *v <= *max
+            (ParamKind::Int { min, max, .. }, ParamValue::Float(f)) => {
+                if f.is_finite() && f.fract() == 0.0 {
+                    exact_integer(*f).is_some_and(|v| (*min..=*max).contains(&v))
+                } else if f.is_finite() {
+                    return Err(wrong_type(ValueKind::Float));
+                } else {
+                    false
+                }
             }
-            (ParamKind::Float { min, max, .. }, ParamValue::Int(v)) => {
-                (*v as f64) >= *min && (*v as f64) <= *max
-            }
+            (ParamKind::Float { .. }, ParamValue::Float(v)) => in_real_range(*v),
+            (ParamKind::Float { .. }, ParamValue::Int(v)) => in_real_range(*v as f64),
             (ParamKind::Choice { options, .. }, ParamValue::Text(v)) => {
                 options.contains(&v.as_str())
             }
-            (ParamKind::Text { .. }, ParamValue::Text(v)) => v.len() <= 4096,
-            _ => false,
+            (ParamKind::Text { .. }, ParamValue::Text(v)) => v.len() <= MAX_TEXT_BYTES,
+            (_, ParamValue::Text(_)) => return Err(wrong_type(ValueKind::String)),
+            (_, ParamValue::Int(_)) => return Err(wrong_type(ValueKind::Integer)),
+            (_, ParamValue::Float(_)) => return Err(wrong_type(ValueKind::Float)),
         };
-        if ok {
-            Ok(())
-        } else {
-            Err(Error::invalid(self.name, value, self.expected()))
-        }
+        if ok { Ok(()) } else { Err(out_of_range()) }
     }
+}
+
+/// `f` as an `i64` when it is a whole number small enough to be exact.
+fn exact_integer(f: f64) -> Option<i64> {
+    (f.is_finite() && f.fract() == 0.0 && f.abs() <= MAX_EXACT_INTEGRAL).then_some(f as i64)
 }
 
 /// A parameter value.
@@ -237,7 +372,7 @@ impl std::fmt::Display for ParamValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ParamValue::Int(v) => write!(f, "{v}"),
-            ParamValue::Float(v) => write!(f, "{v}"),
+            ParamValue::Float(v) => f.write_str(&fmt_real(*v)),
             ParamValue::Text(v) => write!(f, "{v}"),
         }
     }
@@ -276,42 +411,59 @@ impl ParamValues {
     /// # Errors
     /// [`Error::InvalidParam`] for an unknown key or a value out of range.
     pub fn set(&mut self, specs: &[ParamSpec], key: &str, value: &str) -> Result<(), Error> {
-        let spec = specs.iter().find(|s| s.name == key).ok_or_else(|| {
-            let known: Vec<_> = specs.iter().map(|s| s.name).collect();
-            Error::invalid(
-                key,
-                value,
-                if known.is_empty() {
-                    "this scene takes no parameters".to_owned()
-                } else {
-                    format!("unknown parameter; this scene takes {}", known.join(", "))
-                },
-            )
-        })?;
+        let spec = specs
+            .iter()
+            .find(|s| s.name == key)
+            .ok_or_else(|| Error::invalid(key, value.trim(), unknown(specs)))?;
         let v = spec.parse(value)?;
         self.0.insert(key.to_owned(), v);
         Ok(())
     }
 
-    /// Checks every value against its spec and fills missing ones with defaults.
+    /// Checks every value against its spec and fills missing ones with defaults; an integral
+    /// real for an integer parameter becomes the integer (`3.0` → `3`).
     ///
     /// # Errors
     /// [`Error::InvalidParam`] for the first value out of range or an unknown key.
     pub fn validated(mut self, specs: &[ParamSpec]) -> Result<Self, Error> {
         for key in self.0.keys() {
             if !specs.iter().any(|s| s.name == key) {
-                return Err(Error::invalid(key, &self.0[key], "unknown parameter"));
+                return Err(Error::invalid(key, &self.0[key], unknown(specs)));
             }
         }
         for s in specs {
-            match self.0.get(s.name) {
-                Some(v) => s.check(v)?,
+            match self.0.remove(s.name) {
+                Some(v) => {
+                    s.check(&v)?;
+                    self.0.insert(s.name.to_owned(), s.normalised(v));
+                }
                 None => {
                     self.0.insert(s.name.to_owned(), s.default_value());
                 }
             }
         }
         Ok(self)
+    }
+
+    /// Reads a preset's `params` object against `specs` ([`ParamSpec::from_json`] for each) and
+    /// fills missing ones with defaults.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for an unknown key, a value of the wrong JSON type, or one out of
+    /// range.
+    pub fn from_json(
+        specs: &[ParamSpec],
+        json: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Self, Error> {
+        let mut out = BTreeMap::new();
+        for (key, v) in json {
+            let spec = specs
+                .iter()
+                .find(|s| s.name == key)
+                .ok_or_else(|| Error::invalid(key, v, unknown(specs)))?;
+            out.insert(key.clone(), spec.from_json(v)?);
+        }
+        ParamValues(out).validated(specs)
     }
 
     /// The integer value of `name`.
@@ -321,8 +473,9 @@ impl ParamValues {
     pub fn int(&self, name: &str) -> Result<i64, Error> {
         match self.0.get(name) {
             Some(ParamValue::Int(v)) => Ok(*v),
+            Some(ParamValue::Float(f)) if exact_integer(*f).is_some() => Ok(*f as i64),
             Some(v) => Err(Error::invalid(name, v, "expected an integer")),
-            None => Err(Error::invalid(name, "", "missing")),
+            None => Err(Error::invalid(name, "", Expected::Missing)),
         }
     }
 
@@ -344,7 +497,7 @@ impl ParamValues {
             Some(ParamValue::Float(v)) => Ok(*v),
             Some(ParamValue::Int(v)) => Ok(*v as f64),
             Some(v) => Err(Error::invalid(name, v, "expected a number")),
-            None => Err(Error::invalid(name, "", "missing")),
+            None => Err(Error::invalid(name, "", Expected::Missing)),
         }
     }
 
@@ -356,8 +509,15 @@ impl ParamValues {
         match self.0.get(name) {
             Some(ParamValue::Text(v)) => Ok(v),
             Some(v) => Err(Error::invalid(name, v, "expected text")),
-            None => Err(Error::invalid(name, "", "missing")),
+            None => Err(Error::invalid(name, "", Expected::Missing)),
         }
+    }
+}
+
+/// The refusal of a key `specs` has no parameter for.
+fn unknown(specs: &[ParamSpec]) -> Expected {
+    Expected::Unknown {
+        known: specs.iter().map(|s| s.name.to_owned()).collect(),
     }
 }
 
@@ -386,5 +546,53 @@ mod tests {
         assert!(v.set_assignment(SPECS, "threads=1.5").is_err());
         v.set_assignment(SPECS, "threads=1e2").unwrap();
         assert_eq!(v.int("threads").unwrap(), 100);
+    }
+
+    #[test]
+    fn refusals_show_the_value_as_written_and_the_rule_as_data() {
+        let real = ParamSpec::float("lr", "lr", "学习率", 0.0, 1.0, 0.5);
+        let e = real.parse("1e308").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid parameter `lr` = 1e308: expected a number in 0..=1"
+        );
+        let e = real
+            .check(&ParamValue::Float(1e308))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("= 1e308:"), "{e}");
+        let e = SPECS[0].parse(&"9".repeat(500)).unwrap_err().to_string();
+        assert!(e.len() < 200 && e.contains("500 characters"), "{e}");
+        // Open ends are refused and said so.
+        let open = real.clone().open_min();
+        assert!(open.parse("0").is_err());
+        assert!(open.parse("1").is_ok());
+        assert!(real.parse("0").is_ok());
+        assert_eq!(
+            open.expected(),
+            Expected::RealRange {
+                min: 0.0,
+                max: 1.0,
+                min_open: true,
+                max_open: false
+            }
+        );
+        assert_eq!(open.expected().to_string(), "expected a number in (0, 1]");
+        // Wrong types say so.
+        match SPECS[0].check(&ParamValue::Text("3".into())).unwrap_err() {
+            Error::InvalidParam {
+                expected: Expected::Type { found, .. },
+                ..
+            } => assert_eq!(found, ValueKind::String),
+            e => panic!("{e}"),
+        }
+        // An integral real is the integer, as on the command line.
+        let v = ParamValues(BTreeMap::from([(
+            "threads".to_owned(),
+            ParamValue::Float(64.0),
+        )]))
+        .validated(SPECS)
+        .unwrap();
+        assert_eq!(v.0["threads"], ParamValue::Int(64));
     }
 }

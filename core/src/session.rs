@@ -5,9 +5,11 @@
 //! {"scene": "reduction", "params": {"threads": 256, "values": 2}, "step": 12}
 //! ```
 //!
-//! Reading is defensive: the file is bounded in size, must be UTF-8 JSON of this shape, names a
-//! known scene, and every parameter is checked against the scene's specs (missing ones take the
-//! lecture defaults).
+//! Reading is defensive: the file must be a regular file (a FIFO or a device is refused before it
+//! is opened, see [`crate::input`]), is bounded in size, must be UTF-8 JSON of this shape, names a
+//! known scene, and every parameter is checked against the scene's specs — its JSON type too
+//! (`3.0` is the integer 3, as `--set pad=3.0` is; `"3"` is a string) — and missing ones take the
+//! lecture defaults.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +19,18 @@ use crate::scene;
 
 /// Largest session file read (bytes): sessions are a few hundred bytes.
 pub const MAX_SESSION_BYTES: usize = 64 * 1024;
+
+/// A session as the file spells it: parameters as raw JSON, read against the scene's specs
+/// afterwards (so a refusal can say what type the file holds and show its number exactly).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSession {
+    scene: String,
+    #[serde(default)]
+    params: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    step: Option<usize>,
+}
 
 /// A saved scene state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,32 +59,29 @@ impl Session {
                 bytes.len()
             )));
         }
-        let mut s: Session = serde_json::from_slice(bytes).map_err(|e| {
+        let raw: RawSession = serde_json::from_slice(bytes).map_err(|e| {
             Error::BadInput(format!(
-                "not a warpscope session ({e}); expected {{\"scene\": \"…\", \"params\": {{…}}, \"step\": N}}"
+                "not a warpscope session ({}); expected {{\"scene\": \"…\", \"params\": {{…}}, \"step\": N}}",
+                crate::error::shorten(&e.to_string())
             ))
         })?;
-        let sc = scene::find(&s.scene)?;
-        s.params = s.params.validated(sc.params)?;
-        Ok(s)
+        let sc = scene::find(&raw.scene)
+            .map_err(|_| Error::UnknownScene(crate::error::shorten(&raw.scene)))?;
+        Ok(Session {
+            scene: raw.scene,
+            params: ParamValues::from_json(sc.params, &raw.params)?,
+            step: raw.step,
+        })
     }
 
-    /// Reads and validates a session file.
+    /// Reads and validates a session file (through [`crate::input::read_regular`]: a FIFO, a
+    /// device or a directory is refused before it is opened).
     ///
     /// # Errors
-    /// [`Error::BadInput`] when the file cannot be read, plus [`Session::from_bytes`]'s errors.
+    /// [`Error::BadInput`] when the file cannot be read, is not a regular file or is over
+    /// [`MAX_SESSION_BYTES`], plus [`Session::from_bytes`]'s errors.
     pub fn read(path: &std::path::Path) -> Result<Self, Error> {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| Error::BadInput(format!("cannot read {}: {e}", path.display())))?;
-        if meta.len() > MAX_SESSION_BYTES as u64 {
-            return Err(Error::BadInput(format!(
-                "{} has {} bytes; a session file is at most {MAX_SESSION_BYTES}",
-                path.display(),
-                meta.len()
-            )));
-        }
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::BadInput(format!("cannot read {}: {e}", path.display())))?;
+        let bytes = crate::input::read_regular(path, MAX_SESSION_BYTES as u64, "preset")?;
         Self::from_bytes(&bytes)
     }
 
@@ -120,10 +131,63 @@ mod tests {
                 .to_string()
                 .contains("at most")
         );
+        // A preset's JSON types are checked: 3.0 is the integer 3 (as `--set pad=3.0` is), a
+        // string or a fraction is refused saying what the file holds.
+        let s = Session::from_bytes(br#"{"scene": "banks", "params": {"pad": 3.0}}"#).unwrap();
+        assert_eq!(s.params.0["pad"], crate::params::ParamValue::Int(3));
+        for (json, found) in [
+            (r#""3""#, "a string"),
+            ("3.5", "a float"),
+            ("true", "a boolean"),
+        ] {
+            let text = format!(r#"{{"scene": "banks", "params": {{"pad": {json}}}}}"#);
+            let e = Session::from_bytes(text.as_bytes())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("`pad`") && e.contains(&format!("{found}, expected an integer")),
+                "{e}"
+            );
+        }
+        // Numbers are shown as the file spells them: u64::MAX exactly, 1e308 not as 309 digits.
+        let e = Session::from_bytes(
+            br#"{"scene": "layernorm-error", "params": {"seed": 18446744073709551615}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("= 18446744073709551615:"), "{e}");
+        let e =
+            Session::from_bytes(br#"{"scene": "softmax-fusion", "params": {"dropout": 1e308}}"#)
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("dropout") && e.len() < 200, "{e}");
         let deep = "[".repeat(10_000);
         assert!(matches!(
             Session::from_bytes(deep.as_bytes()),
             Err(Error::BadInput(_))
         ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_fifos_are_refused_before_reading() {
+        let started = std::time::Instant::now();
+        for dev in ["/dev/zero", "/dev/urandom"] {
+            let e = Session::read(std::path::Path::new(dev))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(dev) && e.contains("device"), "{e}");
+        }
+        let dir = std::env::temp_dir().join(format!("warpscope-session-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("p.json");
+        let _ = std::fs::remove_file(&fifo);
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = Session::read(&fifo).unwrap_err().to_string();
+        assert!(e.contains("p.json") && e.contains("FIFO"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -269,7 +269,7 @@ fn check_scene(s: &Scene) {
                         "{}: refusal names unknown parameter `{name}`",
                         s.id
                     );
-                    prop_assert!(!expected.is_empty());
+                    prop_assert!(!expected.to_string().is_empty());
                 }
                 Err(Error::BadInput(m)) => prop_assert!(!m.is_empty()),
                 Err(e) => prop_assert!(false, "{}: unexpected error {e}", s.id),

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use warpscope_core::error::{fmt_real, shorten};
 use warpscope_core::softmax::Dtype as SoftmaxDtype;
 use warpscope_core::softmax::fusion::{self, FusionParams};
 use warpscope_core::trainer::adam::AdamConfig;
@@ -172,31 +173,47 @@ pub struct RunOptions {
     pub values: BTreeMap<String, f64>,
     /// Timed runs per variant (1..=[`MAX_RUNS`]); `None` → [`DEFAULT_RUNS`].
     pub runs: Option<u32>,
+    /// Each override as the user wrote it, for messages (`1e308`, not 309 digits).
+    written: BTreeMap<String, String>,
 }
 
 impl RunOptions {
     /// Parses one `key=value` (`runs=N` sets [`RunOptions::runs`]).
     ///
     /// # Errors
-    /// [`KernelError::InvalidOption`] when it is not `key=number`.
+    /// [`KernelError::InvalidOption`] naming the key when it is not `key=number`, or `runs` is
+    /// not an integer in 1..=[`MAX_RUNS`].
     pub fn set(&mut self, assignment: &str) -> Result<(), KernelError> {
-        let bad = |expected: &str| KernelError::InvalidOption {
-            name: assignment.split('=').next().unwrap_or("").trim().to_owned(),
-            value: assignment.to_owned(),
-            expected: expected.to_owned(),
+        let Some((key, value)) = assignment.split_once('=') else {
+            return Err(KernelError::InvalidOption {
+                name: shorten(assignment.trim()),
+                value: String::new(),
+                expected: "expected key=value, e.g. --set rows=512".into(),
+            });
         };
-        let (key, value) = assignment
-            .split_once('=')
-            .ok_or_else(|| bad("expected key=value"))?;
         let (key, value) = (key.trim(), value.trim());
-        let x: f64 = value.parse().map_err(|_| bad("expected a number"))?;
+        let bad = |expected: String| KernelError::InvalidOption {
+            name: shorten(key),
+            value: shorten(value),
+            expected,
+        };
+        let runs_expected =
+            || format!("expected an integer in 1..={MAX_RUNS} (timed runs of each variant)");
+        let x: f64 = value.parse().map_err(|_| {
+            bad(if key == "runs" {
+                runs_expected()
+            } else {
+                "expected a number".to_owned()
+            })
+        })?;
         if key == "runs" {
             if !(x.fract() == 0.0 && (1.0..=f64::from(MAX_RUNS)).contains(&x)) {
-                return Err(bad(&format!("runs: expected an integer in 1..={MAX_RUNS}")));
+                return Err(bad(runs_expected()));
             }
             self.runs = Some(x as u32);
         } else {
             self.values.insert(key.to_owned(), x);
+            self.written.insert(key.to_owned(), value.to_owned());
         }
         Ok(())
     }
@@ -213,10 +230,14 @@ impl RunOptions {
             .map(|p| (p.name.to_owned(), p.default))
             .collect();
         for (k, &v) in &self.values {
+            let shown = self
+                .written
+                .get(k)
+                .map_or_else(|| fmt_real(v), |w| shorten(w));
             let p = info.params.iter().find(|p| p.name == k).ok_or_else(|| {
                 KernelError::InvalidOption {
-                    name: k.clone(),
-                    value: v.to_string(),
+                    name: shorten(k),
+                    value: shown.clone(),
                     expected: format!(
                         "a parameter of {}: {}, runs",
                         info.name,
@@ -231,12 +252,12 @@ impl RunOptions {
             if !v.is_finite() || v < p.min || v > p.max || (p.integer && v.fract() != 0.0) {
                 return Err(KernelError::InvalidOption {
                     name: k.clone(),
-                    value: v.to_string(),
+                    value: shown,
                     expected: format!(
-                        "{} in {}..={} ({})",
+                        "expected {} in {}..={} ({})",
                         if p.integer { "an integer" } else { "a number" },
-                        p.min,
-                        p.max,
+                        fmt_real(p.min),
+                        fmt_real(p.max),
                         p.help
                     ),
                 });
@@ -473,7 +494,9 @@ pub fn run_kernel_with(
                             expected: format!(
                                 "rows × len within the reference's limit ({}); use fewer rows \
                                  or a shorter row",
-                                expected.replace("example_rows × example_len", "rows × len")
+                                expected
+                                    .to_string()
+                                    .replace("example_rows × example_len", "rows × len")
                             ),
                         });
                     }
@@ -856,7 +879,19 @@ mod tests {
         assert_eq!(v["len"], 256.0);
         assert!(o.set("rows").is_err());
         assert!(o.set("rows=abc").is_err());
-        assert!(o.set("runs=0").is_err());
+        let e = o.set("runs=0").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "invalid option runs = 0: expected an integer in 1..={MAX_RUNS} (timed runs of \
+                 each variant)"
+            )
+        );
+        // A value is shown as written, never expanded.
+        let mut big = RunOptions::default();
+        big.set("rows=1e308").unwrap();
+        let e = big.resolve(info).unwrap_err().to_string();
+        assert!(e.starts_with("invalid option rows = 1e308: "), "{e}");
         o.set("rows=1.5").unwrap();
         assert!(o.resolve(info).is_err());
         let mut o = RunOptions::default();

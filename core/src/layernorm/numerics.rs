@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use super::{Dtype, EPS, backward_row, check_elements, normals, reference_row};
 use crate::Error;
+use crate::error::{Expected, fmt_real};
 use crate::params::{ParamSpec, ParamValues};
 use crate::scene::{Scene, to_json};
 
@@ -76,7 +77,7 @@ pub struct ErrorParams {
     pub rows: usize,
     /// f32 or f16 storage.
     pub dtype: Dtype,
-    /// The means, each finite in 0..=1e6, 1..=64 of them.
+    /// The means, each finite in (0, 1e6], 1..=64 of them.
     pub means: Vec<f64>,
     /// Seed of the inputs.
     pub seed: u64,
@@ -84,26 +85,67 @@ pub struct ErrorParams {
 
 /// Parses a comma-separated list of means.
 ///
+/// Every item must be a number in (0, 1e6]: an empty item (`1,,2`, `1,`) is refused, not
+/// dropped, and so is 0 — the view plots the error against the mean on a logarithmic axis,
+/// where 0 has no place (it would silently vanish from the plot).
+///
 /// # Errors
-/// [`Error::InvalidParam`] (`means`) for an empty list, more than [`MAX_MEANS`] entries, or an
-/// entry that is not a number in 0..=1e6.
+/// [`Error::InvalidParam`] (`means`) for an empty list or item, more than [`MAX_MEANS`]
+/// entries, or an entry that is not a number in (0, 1e6].
 pub fn parse_means(text: &str) -> Result<Vec<f64>, Error> {
-    let expected = "expected 1 to 64 comma-separated numbers in 0..=1e6, e.g. 1,10,100,1000";
-    let means: Vec<f64> = text
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && (0.0..=1e6).contains(v))
-                .ok_or_else(|| Error::invalid("means", s, expected))
-        })
-        .collect::<Result<_, _>>()?;
-    if means.is_empty() || means.len() > MAX_MEANS {
-        return Err(Error::invalid("means", text, expected));
+    let list = || {
+        Expected::Custom(format!(
+            "expected 1 to {MAX_MEANS} comma-separated numbers in (0, 1e6], e.g. 1,10,100,1000"
+        ))
+    };
+    if text.trim().is_empty() {
+        return Err(Error::invalid("means", text, list()));
     }
-    Ok(means)
+    let items: Vec<&str> = text.split(',').map(str::trim).collect();
+    if items.len() > MAX_MEANS {
+        return Err(Error::invalid(
+            "means",
+            format!("{} values", items.len()),
+            list(),
+        ));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if s.is_empty() {
+                return Err(Error::invalid(
+                    "means",
+                    text.trim(),
+                    Expected::NonEmptyItems {
+                        item: i + 1,
+                        expected: Box::new(list()),
+                    },
+                ));
+            }
+            match s.parse::<f64>() {
+                // 0 and -0.
+                Ok(0.0) => Err(Error::invalid(
+                    "means",
+                    s,
+                    "expected a mean above 0: the view plots the error against the mean on a \
+                     logarithmic axis, where 0 has no place (a small mean such as 0.1 shows the \
+                     same regime)",
+                )),
+                Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+                _ => Err(Error::invalid(
+                    "means",
+                    s,
+                    Expected::RealRange {
+                        min: 0.0,
+                        max: 1e6,
+                        min_open: true,
+                        max_open: false,
+                    },
+                )),
+            }
+        })
+        .collect()
 }
 
 impl ErrorParams {
@@ -148,6 +190,14 @@ impl ErrorParams {
         if let Some(m) = self
             .means
             .iter()
+            .find(|m| !(m.is_finite() && **m > 0.0 && **m <= 1e6))
+        {
+            // The same rule as the text: parse it again for the message.
+            parse_means(&fmt_real(*m))?;
+        }
+        if let Some(m) = self
+            .means
+            .iter()
             .find(|m| self.dtype == Dtype::F16 && **m > F16_MAX_MEAN)
         {
             return Err(Error::invalid(
@@ -155,7 +205,7 @@ impl ErrorParams {
                 m,
                 format!(
                     "with dtype=f16 every mean must be ≤ {F16_MAX_MEAN} (f16 overflows at \
-                     65504); expected 0..={F16_MAX_MEAN}"
+                     65504); expected (0, {F16_MAX_MEAN}]"
                 ),
             ));
         }
@@ -369,13 +419,38 @@ mod tests {
     #[test]
     fn means_parsing() {
         assert_eq!(parse_means(" 1, 10 ,100").unwrap(), vec![1.0, 10.0, 100.0]);
-        for bad in ["", "a", "1,-2", "1e7", "nan", "inf"] {
+        for bad in [
+            "", "a", "1,-2", "1e7", "nan", "inf", "1,,2", "1,", ",1", " , ", "0", "1,0", "-0",
+        ] {
             let e = parse_means(bad).unwrap_err();
             assert!(
                 matches!(e, Error::InvalidParam { ref name, .. } if name == "means"),
                 "{bad}"
             );
         }
+        // Empty items are refused (not dropped), naming the item; 0 is refused with the reason.
+        match parse_means("1,,2").unwrap_err() {
+            Error::InvalidParam {
+                expected: Expected::NonEmptyItems { item, .. },
+                ..
+            } => assert_eq!(item, 2),
+            e => panic!("{e}"),
+        }
+        match parse_means("1,").unwrap_err() {
+            Error::InvalidParam {
+                expected: Expected::NonEmptyItems { item, .. },
+                ..
+            } => assert_eq!(item, 2),
+            e => panic!("{e}"),
+        }
+        let e = parse_means("0,1").unwrap_err().to_string();
+        assert!(e.contains("logarithmic"), "{e}");
+        // The typed parameters follow the same rule.
+        let zero = ErrorParams {
+            means: vec![0.0, 1.0],
+            ..p()
+        };
+        assert!(zero.validate().is_err());
         let f16 = ErrorParams {
             dtype: Dtype::F16,
             means: vec![1e5],

@@ -28,6 +28,10 @@ pub const MAX_MEMO: usize = 64 << 20;
 /// container, 32 bytes per scalar plus its payload, and every memo reference as a full copy.
 pub const MAX_DECODED_BYTES: u64 = 2 << 30;
 
+/// Longest text number literal (`INT`, `LONG`, `FLOAT` of protocols 0/1) accepted, characters: a
+/// snapshot's numbers fit in 64 bits (20 digits; a float's repr is at most 24 characters).
+pub const MAX_NUMBER_LITERAL: usize = 64;
+
 const NODE_COST: u64 = 64;
 const LEAF_COST: u64 = 32;
 
@@ -250,8 +254,16 @@ pub fn check(bytes: &[u8]) -> Result<PickleSummary, Error> {
             }
             b'N' | 0x88 | 0x89 => stack.push(Item::Leaf(LEAF_COST)),
             b'I' | b'L' | b'F' | b'S' | b'V' => {
-                let l = s.line("a text literal")?.len() as u64;
-                stack.push(Item::Leaf(LEAF_COST + l));
+                let l = s.line("a text literal")?.len();
+                if matches!(op, b'I' | b'L' | b'F') && l > MAX_NUMBER_LITERAL {
+                    // Never echoed: the decoder's own message would quote it whole.
+                    return Err(Error::BadInput(format!(
+                        "not a memory snapshot: the number literal at byte {at} is {l} characters \
+                         long; a snapshot's numbers fit in 64 bits (at most \
+                         {MAX_NUMBER_LITERAL} characters)"
+                    )));
+                }
+                stack.push(Item::Leaf(LEAF_COST + l as u64));
             }
             b'G' => {
                 s.le(8, "BINFLOAT")?;
@@ -460,6 +472,19 @@ mod tests {
         assert_eq!(sm.protocol, 2);
         assert_eq!(sm.depth, 2);
         assert!(serde_pickle::value_from_slice(p, serde_pickle::DeOptions::new()).is_ok());
+    }
+
+    #[test]
+    fn a_huge_number_literal_is_refused_without_quoting_it() {
+        // INT with a million digits: serde-pickle's own error would quote all of them.
+        let mut p = b"I".to_vec();
+        p.extend(std::iter::repeat_n(b'9', 1_000_000));
+        p.extend_from_slice(b"\n.");
+        let m = check(&p).unwrap_err().to_string();
+        assert!(m.len() < 300 && m.contains("1000000 characters"), "{m}");
+        // Ordinary literals pass.
+        assert!(check(b"I12345\n.").is_ok());
+        assert!(check(b"F0.5\n.").is_ok());
     }
 
     #[test]

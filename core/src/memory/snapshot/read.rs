@@ -4,7 +4,6 @@
 //! checked, every count bounded, nothing indexed that the file could make out of range.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 
 use serde_pickle::{HashableValue, Value};
 
@@ -77,30 +76,8 @@ fn opt_u64(d: &BTreeMap<HashableValue, Value>, k: &str) -> u64 {
 /// # Errors
 /// [`Error::BadInput`] for an unreadable, oversized, malformed or unsafe file.
 pub fn read_file(path: &str) -> Result<Snapshot, Error> {
-    let f = std::fs::File::open(path)
-        .map_err(|e| Error::BadInput(format!("cannot open snapshot `{path}`: {e}")))?;
-    if let Ok(m) = f.metadata() {
-        if m.len() > MAX_FILE_BYTES {
-            return Err(Error::BadInput(format!(
-                "snapshot `{path}` is {} bytes; warpscope reads files up to {MAX_FILE_BYTES} bytes (1 GiB)",
-                m.len()
-            )));
-        }
-        if m.is_dir() {
-            return Err(Error::BadInput(format!(
-                "`{path}` is a directory, not a snapshot file"
-            )));
-        }
-    }
-    let mut bytes = Vec::new();
-    f.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::BadInput(format!("cannot read snapshot `{path}`: {e}")))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(Error::BadInput(format!(
-            "snapshot `{path}` is over {MAX_FILE_BYTES} bytes (1 GiB), the most warpscope reads"
-        )));
-    }
+    // Type and size are checked before the file is opened: a FIFO or a device never blocks.
+    let bytes = crate::input::read_regular(std::path::Path::new(path), MAX_FILE_BYTES, "snapshot")?;
     parse(&bytes).map_err(|e| match e {
         Error::BadInput(m) => Error::BadInput(format!("snapshot `{path}`: {m}")),
         other => other,
@@ -140,8 +117,12 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
         Some(v) => v,
         None => {
             let options = serde_pickle::DeOptions::new().replace_recursive_structures();
-            serde_pickle::value_from_slice(bytes, options)
-                .map_err(|e| Error::BadInput(format!("not a readable pickle: {e}")))?
+            serde_pickle::value_from_slice(bytes, options).map_err(|e| {
+                Error::BadInput(format!(
+                    "not a readable pickle: {}",
+                    crate::error::shorten(&e.to_string())
+                ))
+            })?
         }
     };
     let out = extract(&value, summary.protocol);

@@ -164,3 +164,19 @@ fn an_event_out_of_range_is_named_under_its_control() {
     h.run();
     assert_eq!(shown(&mut h).2.map(|s| s.0), Some(12));
 }
+
+#[test]
+fn a_session_reopens_at_its_step_and_a_new_file_at_its_last_event() {
+    let cs336 = data("torch2.11-cs336-a2.pickle");
+    let mut session = warpscope::gui::open::session_for(&cs336);
+    session.step = Some(2000);
+    let mut h = harness("reduction");
+    h.state_mut().open_session(session);
+    h.run();
+    assert_eq!(shown(&mut h).2, Some((2000, 216)));
+    // Another file (typed, dropped or opened): its own last event.
+    h.state_mut()
+        .open_snapshot(&data("torch2.11-mini-fixture.pickle"));
+    h.run();
+    assert_eq!(shown(&mut h).2, Some((49, 14)));
+}

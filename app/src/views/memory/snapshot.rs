@@ -29,8 +29,8 @@ pub struct SnapshotView {
     pub map: MapCache,
     /// Rows of the block map: each segment spans the width (else one scale for all).
     pub fit_rows: bool,
-    /// The run whose `event` the cursor last jumped to (see [`SnapshotView::follow_run`]).
-    pub seen_run: Option<u64>,
+    /// The run last drawn: its id, file and `event` (see [`SnapshotView::follow_run`]).
+    pub seen_run: Option<(u64, String, i64)>,
     /// Fraction of an event accumulated while playing.
     pub play_carry: f32,
 }
@@ -39,28 +39,31 @@ pub struct SnapshotView {
 static RUNS: AtomicU64 = AtomicU64::new(1);
 
 impl SnapshotView {
-    /// On a new run, the cursor goes to the run's `event` (the last by default): a window opens
-    /// a file on its own final state, `--set event=N` opens it at event N. A figure keeps the
-    /// event it was asked for (`--step`, the window's cursor, a GIF's frames) unless `event` was
-    /// set and no step was (the stepper still at 0).
+    /// On a new run the cursor may jump to the run's `event` (the last by default): when the
+    /// file or `event` changed since the run before (a file opened, typed or dropped opens on its
+    /// own final state; `--set event=N` on event N), and for the first run when the cursor is
+    /// still at 0 — not when something placed it (a session's step, `--step`, the window's
+    /// cursor in an export, a GIF's frames). A figure jumps only to an `event` that was set.
     fn follow_run(&mut self, ui: &egui::Ui, run: &SnapshotRun, cx: &mut ViewContext<'_>) {
-        if self.seen_run == Some(run.id) {
+        if self
+            .seen_run
+            .as_ref()
+            .is_some_and(|(id, _, _)| *id == run.id)
+        {
             return;
         }
-        self.seen_run = Some(run.id);
+        let changed = match &self.seen_run {
+            Some((_, path, event)) => *path != run.output.path || *event != run.event,
+            None => cx.stepper.pos == 0 && (run.event >= 0 || !figure_mode(ui.ctx())),
+        };
+        self.seen_run = Some((run.id, run.output.path.clone(), run.event));
         let n = run.timelines.first().map_or(0, |t| t.events.len());
         if self.zoom.is_some_and(|(_, b)| b > n) {
             self.zoom = None;
         }
-        let Some(at) = &run.output.at_event else {
-            return;
-        };
-        let jump = if figure_mode(ui.ctx()) {
-            run.event >= 0 && cx.stepper.pos == 0
-        } else {
-            true
-        };
-        if jump {
+        if let Some(at) = &run.output.at_event
+            && changed
+        {
             self.device = 0;
             self.zoom = None;
             cx.stepper.pos = at.index;

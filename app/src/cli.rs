@@ -37,11 +37,21 @@ pub fn emit_line(args: std::fmt::Arguments<'_>) {
 
 /// warpscope — step through GPU training kernels warp by warp (lecture: LightSeq2 training).
 #[derive(Debug, Parser)]
-#[command(name = "warpscope", version, about, long_about = None)]
+#[command(
+    name = "warpscope",
+    version,
+    about,
+    long_about = None,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     /// What to do; with none, the explorer window opens.
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// A PyTorch memory snapshot to open the window on (scene `memory-snapshot`), e.g.
+    /// `warpscope run.pickle`.
+    #[arg(value_name = "FILE.pickle")]
+    pub file: Option<std::path::PathBuf>,
 }
 
 /// Subcommands.
@@ -158,7 +168,10 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        None => crate::gui::run(None, None),
+        None => match cli.file {
+            Some(f) => open_snapshot(&f),
+            None => crate::gui::run(None, None),
+        },
         Some(Command::Gui { scene, preset }) => match preset
             .map(|p| warpscope_core::session::Session::read(&p))
             .transpose()
@@ -280,6 +293,23 @@ pub fn main() -> ExitCode {
             Err(e) => fail(1, &e.to_string()),
         },
     }
+}
+
+/// `warpscope FILE.pickle`: the window on that snapshot (`~` expanded); a path that is not a
+/// file is refused here, with status 2, before any window opens.
+fn open_snapshot(file: &std::path::Path) -> ExitCode {
+    let path = warpscope_core::memory::snapshot::expand_home(&file.to_string_lossy());
+    if !path.is_file() {
+        return fail(
+            2,
+            &format!(
+                "no snapshot file at {} (warpscope FILE.pickle opens a torch.cuda.memory._snapshot() pickle; `warpscope --help` lists the subcommands)",
+                path.display()
+            ),
+        );
+    }
+    let session = crate::gui::open::session_for(&path);
+    crate::gui::run(Some(session.scene.clone()), Some(session))
 }
 
 /// Prints `message` (bounded: never more than a few lines, whatever it quotes) and answers `code`.

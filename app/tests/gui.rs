@@ -226,7 +226,8 @@ fn memory_snapshot_reads_the_fixture_and_reports_a_bad_path_by_the_field() {
     type_path(&mut h, "/nonexistent/snapshot.pickle");
     h.get_by_label_contains("cannot open snapshot `/nonexistent/snapshot.pickle`");
     h.get_by_label_contains("the last good result is shown");
-    // A real run whose trace starts mid-run: no claim, and 216 segments are aggregated.
+    // A real run whose trace starts mid-run: no claim, and its 216 segments one row each (the
+    // rows scroll instead of aggregating three segments per row).
     let mut h = harness("memory-snapshot");
     h.run();
     type_path(
@@ -239,7 +240,7 @@ fn memory_snapshot_reads_the_fixture_and_reports_a_bad_path_by_the_field() {
             .is_some_and(|s| s.error.is_none())
     );
     h.get_by_label("no claim: the trace starts mid-run");
-    h.get_by_label_contains("216 segments: detail is aggregated");
+    h.get_by_label_contains("216 segments, one row each: scroll the rows.");
 }
 
 fn wgpu_harness(scene: &str) -> Option<Harness<'static, WarpscopeApp>> {
@@ -555,6 +556,10 @@ fn snapshot_timeline_scrubs_and_zooms_event_by_event() {
     // The bundled mini fixture: 50 trace events; event 2 is a 20 MiB segment_alloc (its
     // third event, read with Python's pickle: segment_alloc 20971520).
     let mut h = harness("memory-snapshot");
+    h.run();
+    // The file opens on its last event (its own segments); Home goes to the first.
+    h.get_by_label_contains("Event 49 of 50:");
+    h.key_press(egui::Key::Home);
     h.run();
     h.get_by_label_contains("Event 0 of 50:");
     h.key_press(egui::Key::ArrowRight);

@@ -3,6 +3,7 @@
 //! last good result stays on screen while a new one is computed or when parameters are invalid.
 
 pub mod errors;
+pub mod open;
 pub mod params;
 pub mod save;
 pub mod scene;
@@ -130,6 +131,8 @@ pub struct WarpscopeApp {
     /// Exported figures carry the caption line (title and parameters).
     pub with_caption: bool,
     dialog: Option<save::PendingDialog>,
+    /// Opening snapshots: the *Open snapshot…* dialog, dropped files, the recent files.
+    pub opener: open::Opener,
     /// Under [`EXIT_AFTER_FIRST_FRAME`]: frames drawn so far.
     timing_frames: Option<u64>,
 }
@@ -157,7 +160,28 @@ impl WarpscopeApp {
             png_scale: 2.0,
             with_caption: true,
             dialog: None,
+            opener: open::Opener::default(),
             timing_frames: None,
+        }
+    }
+
+    /// Shows the snapshot at `path` in the `memory-snapshot` scene (from the *Open snapshot…*
+    /// dialog, a dropped file or the recent list): its `path` parameter set, `event` back to the
+    /// last.
+    pub fn open_snapshot(&mut self, path: &std::path::Path) {
+        let Ok(sc) = registry::find(open::SCENE) else {
+            return;
+        };
+        self.selected = sc.id;
+        self.export_message = None;
+        if let Some(st) = self.state(sc.id) {
+            let ok = st
+                .values
+                .set(sc.params, "path", &path.to_string_lossy())
+                .and_then(|()| st.values.set(sc.params, "event", "-1"));
+            if ok.is_ok() {
+                st.dirty = true;
+            }
         }
     }
 
@@ -229,6 +253,9 @@ impl WarpscopeApp {
             self.export_message = Some(msg);
             self.dialog = None;
         }
+        if let Some(p) = self.opener.poll(ui.ctx()) {
+            self.open_snapshot(&p);
+        }
         egui::Panel::top("banner").show(ui, |ui| self.banner(ui));
         egui::Panel::left("navigator")
             .default_size(230.0)
@@ -248,7 +275,10 @@ impl WarpscopeApp {
         let dialog_open = self.dialog.is_some();
         let (figure_folder, session_folder) =
             (self.figure_folder.clone(), self.session_folder.clone());
+        let (mut opener, use_dialog) = (std::mem::take(&mut self.opener), self.use_file_dialog);
+        let mut open_request = None;
         let Some(state) = self.state(id) else {
+            self.opener = opener;
             egui::CentralPanel::default().show(ui, |ui| {
                 ui.label(trf!(
                     ui,
@@ -315,6 +345,9 @@ impl WarpscopeApp {
                             save_clicked = Some(save::SaveKind::Session);
                         }
                     });
+                    if state.scene.id == open::SCENE {
+                        open_request = opener.toolbar(ui, use_dialog);
+                    }
             });
             if let Some(msg) = export_message.as_ref() {
                 // Where the file went, in the window's language, as large as the controls.
@@ -359,6 +392,7 @@ impl WarpscopeApp {
                 }
             });
         });
+        opener.track(state);
         let request = save_clicked.map(|kind| save::SaveRequest {
             kind,
             scene: state.scene,
@@ -396,6 +430,10 @@ impl WarpscopeApp {
             } else {
                 export_message = Some(req.write_to_default_folder());
             }
+        }
+        self.opener = opener;
+        if let Some(p) = open_request {
+            self.open_snapshot(&p);
         }
         self.png_scale = png_scale;
         self.with_caption = with_caption;

@@ -54,9 +54,12 @@ pub fn panel(
             }
             (ParamKind::Text { .. }, ParamValue::Text(v)) => {
                 let id = ui.make_persistent_id(("text-param", spec.name));
+                // The draft and the value it started from: a value set from elsewhere (a file
+                // opened or dropped, a session) replaces a stale draft.
                 let mut draft = ui
-                    .data_mut(|d| d.get_temp::<String>(id))
-                    .unwrap_or_else(|| v.clone());
+                    .data_mut(|d| d.get_temp::<(String, String)>(id))
+                    .filter(|(_, base)| base == v)
+                    .map_or_else(|| v.clone(), |(draft, _)| draft);
                 let r = ui
                     .add(egui::TextEdit::singleline(&mut draft).hint_text(if zh {
                         spec.label_zh
@@ -67,7 +70,8 @@ pub fn panel(
                 if r.lost_focus() && draft != *v {
                     *v = draft.clone();
                 }
-                ui.data_mut(|d| d.insert_temp(id, draft));
+                let base = v.clone();
+                ui.data_mut(|d| d.insert_temp(id, (draft, base)));
             }
             _ => {
                 next = spec.default_value();

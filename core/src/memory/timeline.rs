@@ -11,17 +11,21 @@
 //!
 //! *Live requested bytes* are walked forwards: `alloc` adds its `size` (PyTorch records the
 //! requested size, `orig_size`, in `TraceEntry`; `c10/cuda/CUDACachingAllocator.cpp`), and
-//! `free_completed` removes what that address's `alloc` added. A free of an address the trace never
-//! allocated was live before the first recorded event; its size is counted from the start, so the
-//! curve never goes below zero. (Segments' `allocated_size` counts rounded blocks and a trimmed
-//! trace may omit frees, so it is not used as an end point.) `free_requested`, `snapshot` and
-//! `oom` change neither figure.
+//! `free_completed` removes what that address's `alloc` added. The curve is then anchored at its
+//! start: before the first event it holds at least what the trace frees without having allocated
+//! it (blocks from before the trace), and — when the file's active blocks (`active_allocated` and
+//! `active_pending_free`, their `requested_size`) say more is live at the end than the trace
+//! accounts for — those bytes too (blocks live through the whole trace). A trace that starts from
+//! an empty allocator and agrees with its file therefore starts at 0, and a consistent trace ends
+//! at the file's own live requested bytes; a file whose blocks hold less than the trace leaves
+//! live is reported ([`Timeline::file_requested`] differs from the last event's figure).
+//! `free_requested`, `snapshot` and `oom` change neither figure.
 
 #![deny(clippy::indexing_slicing)]
 
 use serde::Serialize;
 
-use super::snapshot::Snapshot;
+use super::snapshot::{BlockState, Snapshot};
 use crate::Error;
 
 /// One trace event as the timeline keeps it.
@@ -57,6 +61,10 @@ pub struct Timeline {
     pub inconsistent: usize,
     /// `free_completed` events of addresses the trace never allocated (the trace began mid-run).
     pub unmatched_frees: usize,
+    /// Live requested bytes the file's own blocks of this device hold: Σ `requested_size` (or
+    /// `size` where the file records none) of its `active_allocated` and `active_pending_free`
+    /// blocks. Equals the last event's [`TimelineEvent::allocated`] when trace and file agree.
+    pub file_requested: u64,
 }
 
 /// Min and max of a total over one column of events.
@@ -141,9 +149,32 @@ pub fn timeline(s: &Snapshot, device: usize) -> Result<Timeline, Error> {
             allocated: 0,
         });
     }
+    // The anchor (see the module docs): at least the frees of earlier blocks, and what the file
+    // says is live at the end beyond what the trace adds.
+    let file_requested = s
+        .segments
+        .iter()
+        .filter(|g| g.device == device as i64)
+        .flat_map(|g| &g.blocks)
+        .filter(|b| {
+            matches!(
+                b.state,
+                BlockState::ActiveAllocated | BlockState::ActivePendingFree
+            )
+        })
+        .map(|b| {
+            if b.requested_size > 0 {
+                b.requested_size
+            } else {
+                b.size
+            }
+        })
+        .fold(0u64, u64::saturating_add);
+    let base = (i128::from(file_requested) - relative).max(i128::from(before_start));
     for (e, rel) in events.iter_mut().zip(relative_live) {
-        e.allocated = u64::try_from((i128::from(before_start) + rel).max(0)).unwrap_or(u64::MAX);
+        e.allocated = u64::try_from((base + rel).max(0)).unwrap_or(u64::MAX);
     }
+    let start_allocated = u64::try_from(base.max(0)).unwrap_or(u64::MAX);
     // Backwards: reserved from the snapshot's own total.
     let mut reserved = s
         .segments
@@ -172,9 +203,10 @@ pub fn timeline(s: &Snapshot, device: usize) -> Result<Timeline, Error> {
         device: dev,
         events,
         start_reserved: reserved,
-        start_allocated: before_start,
+        start_allocated,
         inconsistent,
         unmatched_frees,
+        file_requested,
     })
 }
 

@@ -1,15 +1,18 @@
-//! `memory-snapshot`: a real PyTorch memory snapshot: its segments, blocks and replay (below the
-//! timeline of `snapshot_timeline`).
+//! `memory-snapshot`: a real PyTorch memory snapshot: what is wrong with the file (if anything),
+//! its trace to scrub (`snapshot_timeline`), the allocator's segments and blocks at the cursor's
+//! event (`snapshot_map`), then the file's figures and its replay.
 
-use super::allocator::MAP_ROWS;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::snapshot_map::{self, MapCache};
 use super::snapshot_timeline::{self, ColumnCache, SnapshotRun};
 use crate::i18n::tr;
 use crate::trf;
 use crate::views::{View, ViewContext};
-use crate::widgets::{self, BlockUse, MapBlock, MapSegment, mib_text};
+use crate::widgets::stepper::figure_mode;
+use crate::widgets::{self, mib_text};
 use warpscope_core::Error;
-use warpscope_core::memory::snapshot::{self, BlockState, SnapshotOutput};
-use warpscope_core::memory::timeline;
+use warpscope_core::memory::snapshot::{self, SnapshotOutput};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
@@ -22,6 +25,51 @@ pub struct SnapshotView {
     pub zoom: Option<(usize, usize)>,
     /// The columns last drawn.
     pub columns: ColumnCache,
+    /// The allocator state last drawn (the cursor's event).
+    pub map: MapCache,
+    /// Rows of the block map: each segment spans the width (else one scale for all).
+    pub fit_rows: bool,
+    /// The run last drawn: its id, file and `event` (see [`SnapshotView::follow_run`]).
+    pub seen_run: Option<(u64, String, i64)>,
+    /// Fraction of an event accumulated while playing.
+    pub play_carry: f32,
+}
+
+/// Run ids: a new file, or the same file read again, is a new run.
+static RUNS: AtomicU64 = AtomicU64::new(1);
+
+impl SnapshotView {
+    /// On a new run the cursor may jump to the run's `event` (the last by default): when the
+    /// file or `event` changed since the run before (a file opened, typed or dropped opens on its
+    /// own final state; `--set event=N` on event N), and for the first run when the cursor is
+    /// still at 0 — not when something placed it (a session's step, `--step`, the window's
+    /// cursor in an export, a GIF's frames). A figure jumps only to an `event` that was set.
+    fn follow_run(&mut self, ui: &egui::Ui, run: &SnapshotRun, cx: &mut ViewContext<'_>) {
+        if self
+            .seen_run
+            .as_ref()
+            .is_some_and(|(id, _, _)| *id == run.id)
+        {
+            return;
+        }
+        let changed = match &self.seen_run {
+            Some((_, path, event)) => *path != run.output.path || *event != run.event,
+            None => cx.stepper.pos == 0 && (run.event >= 0 || !figure_mode(ui.ctx())),
+        };
+        self.seen_run = Some((run.id, run.output.path.clone(), run.event));
+        let n = run.timelines.first().map_or(0, |t| t.events.len());
+        if self.zoom.is_some_and(|(_, b)| b > n) {
+            self.zoom = None;
+        }
+        if let Some(at) = &run.output.at_event
+            && changed
+        {
+            self.device = 0;
+            self.zoom = None;
+            cx.stepper.pos = at.index;
+            cx.stepper.playing = false;
+        }
+    }
 }
 
 impl View for SnapshotView {
@@ -29,22 +77,15 @@ impl View for SnapshotView {
     type Output = SnapshotRun;
 
     fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        let path = values.text("path")?.trim();
-        let (label, s) = if path.is_empty() {
-            (
-                "(built-in mini fixture)",
-                snapshot::parse(snapshot::BUILTIN_FIXTURE)?,
-            )
-        } else {
-            (path, snapshot::read_file(path)?)
-        };
-        let timelines = (0..s.device_traces.len())
-            .filter(|&d| s.device_traces.get(d).is_some_and(|t| !t.is_empty()))
-            .map(|d| timeline::timeline(&s, d))
-            .collect::<Result<Vec<_>, _>>()?;
+        let (label, s) = snapshot::open(values.text("path")?)?;
+        let event = values.int("event")?;
+        let a = snapshot::analyse(&label, &s, event)?;
         Ok(SnapshotRun {
-            output: snapshot::summarise(label, &s),
-            timelines,
+            id: RUNS.fetch_add(1, Ordering::Relaxed),
+            event,
+            output: a.output,
+            timelines: a.timelines,
+            histories: a.histories,
         })
     }
 
@@ -53,18 +94,44 @@ impl View for SnapshotView {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+        self.follow_run(ui, out, cx);
+        warnings(ui, &out.output);
         snapshot_timeline::show(ui, out, self, cx);
+        ui.separator();
+        let pos = cx.stepper.pos;
+        snapshot_map::show(ui, out, self, pos);
         ui.separator();
         show_summary(ui, &out.output);
     }
 }
 
-fn block_use(s: &BlockState) -> BlockUse {
-    match s {
-        BlockState::ActiveAllocated => BlockUse::Allocated,
-        BlockState::ActivePendingFree => BlockUse::PendingFree,
-        BlockState::Inactive | BlockState::Other(_) => BlockUse::Free,
+/// The file's problems, above everything else: never drawn as if the file were fine.
+fn warnings(ui: &mut egui::Ui, o: &SnapshotOutput) {
+    if o.warnings.is_empty() {
+        return;
     }
+    let lines = if crate::i18n::zh(ui) {
+        &o.warnings_zh
+    } else {
+        &o.warnings
+    };
+    let colour = ui.visuals().warn_fg_color;
+    egui::Frame::group(ui.style())
+        .stroke(egui::Stroke::new(1.0, colour))
+        .show(ui, |ui| {
+            ui.colored_label(
+                colour,
+                egui::RichText::new(tr(
+                    ui,
+                    "⚠ This file decodes, but parts of it are not what PyTorch's allocator writes — the figures below may be wrong there:",
+                    "⚠ 这个文件能解码，但有些地方不是 PyTorch 分配器会写出的样子——下面的数字在那些地方可能不对：",
+                ))
+                .strong(),
+            );
+            for w in lines {
+                ui.add(egui::Label::new(egui::RichText::new(format!("• {w}")).small()).wrap());
+            }
+        });
 }
 
 /// What the file's contents say about the PyTorch that wrote it.
@@ -341,39 +408,6 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
             o.replay_unmatched_frees
         ));
     }
-    ui.add_space(4.0);
-    ui.label(
-        egui::RichText::new(tr(
-            ui,
-            "The file's segments (in file order) and their blocks",
-            "文件里的段（按文件顺序）和它们的块",
-        ))
-        .strong(),
-    );
-    let segs: Vec<MapSegment> = o
-        .segment_map
-        .iter()
-        .map(|s| MapSegment {
-            address: s.address,
-            size: s.size,
-            pool: if s.device == 0 {
-                s.pool.clone()
-            } else {
-                format!("{} · cuda:{}", s.pool, s.device)
-            },
-            blocks: s
-                .blocks
-                .iter()
-                .map(|b| MapBlock {
-                    offset: b.offset,
-                    size: b.size,
-                    requested: b.requested,
-                    state: block_use(&b.state),
-                })
-                .collect(),
-        })
-        .collect();
-    widgets::segment_map(ui, &segs, MAP_ROWS);
     ui.label(
         egui::RichText::new(trf!(
             ui,

@@ -7,7 +7,7 @@
 //! position, so a session or `export --step N` reproduces the event shown.
 
 use egui::{Color32, Rect, Sense, Stroke, pos2, vec2};
-use warpscope_core::memory::snapshot::SnapshotOutput;
+use warpscope_core::memory::snapshot::{History, SnapshotOutput};
 use warpscope_core::memory::timeline::{Column, Timeline};
 
 use super::snapshot::SnapshotView;
@@ -16,13 +16,21 @@ use crate::views::ViewContext;
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
 
-/// `memory-snapshot` as its view needs it: the summary the CLI prints and the trace of every
-/// device that has one.
+/// `memory-snapshot` as its view needs it: the summary the CLI prints, the trace of every
+/// device that has one, and the allocator's state at any of its events.
 pub struct SnapshotRun {
+    /// A number no other run of this process has (a new file, or the same file read again,
+    /// gets a new one): the view keys its caches and the cursor's jump on it.
+    pub id: u64,
+    /// The `event` parameter the run was computed with (-1: the last).
+    pub event: i64,
     /// What `warpscope report memory-snapshot` prints.
     pub output: SnapshotOutput,
     /// One timeline per device with a non-empty trace.
     pub timelines: Vec<Timeline>,
+    /// Beside [`SnapshotRun::timelines`], the allocator state history of each (one of the
+    /// file's own state when there is no trace).
+    pub histories: Vec<History>,
 }
 
 /// Columns of the last drawing, kept so an idle or scrubbing frame does not rescan the events.
@@ -84,6 +92,7 @@ pub fn show(
         .unwrap_or((0, n));
     if !figure_mode(ui.ctx()) {
         controls(ui, view, cx, n, pos, (start, end));
+        play(ui, view, cx, (start, end));
     }
     let pos = cx.stepper.pos.min(n - 1);
     let (start, end) = view
@@ -104,14 +113,18 @@ fn controls(
 ) {
     let (start, end) = range;
     if ui.memory(|m| m.focused().is_none()) {
-        let (left, right, home, endk) = ui.input(|i| {
+        let (left, right, home, endk, space) = ui.input(|i| {
             (
                 i.key_pressed(egui::Key::ArrowLeft),
                 i.key_pressed(egui::Key::ArrowRight),
                 i.key_pressed(egui::Key::Home),
                 i.key_pressed(egui::Key::End),
+                i.key_pressed(egui::Key::Space),
             )
         });
+        if space {
+            toggle_play(cx, pos, range);
+        }
         if left {
             cx.stepper.pos = pos.saturating_sub(1);
         }
@@ -126,6 +139,28 @@ fn controls(
         }
     }
     ui.horizontal_wrapped(|ui| {
+        let label = if cx.stepper.playing {
+            tr(ui, "Pause", "暂停")
+        } else {
+            tr(ui, "Play", "播放")
+        };
+        if ui
+            .button(label)
+            .on_hover_text(tr(
+                ui,
+                "Play the trace from the cursor, the block map following it (space)",
+                "从光标处播放轨迹，块图随之变化（空格）",
+            ))
+            .clicked()
+        {
+            toggle_play(cx, pos, range);
+        }
+        cx.stepper.speed = cx.stepper.speed.clamp(1.0, MAX_SPEED);
+        ui.add(
+            egui::Slider::new(&mut cx.stepper.speed, 1.0..=MAX_SPEED)
+                .logarithmic(true)
+                .text(tr(ui, "events/s", "事件/秒")),
+        );
         ui.label(tr(ui, "Event", "事件"));
         let mut p = cx.stepper.pos.min(n - 1);
         // A long bar: one pixel of a short slider would skip hundreds of events.
@@ -179,6 +214,42 @@ fn controls(
             view.zoom = None;
         }
     });
+}
+
+/// Fastest playing speed (events per second): a 5,000-event trace in a few seconds.
+const MAX_SPEED: f32 = 2000.0;
+
+/// Starts or stops playing; a start at the range's last event starts over at its first.
+fn toggle_play(cx: &mut ViewContext<'_>, pos: usize, (start, end): (usize, usize)) {
+    cx.stepper.playing = !cx.stepper.playing;
+    if cx.stepper.playing && pos + 1 >= end {
+        cx.stepper.pos = start;
+    }
+}
+
+/// Advances the cursor while playing, at the stepper's speed, stopping at the range's end.
+fn play(
+    ui: &egui::Ui,
+    view: &mut SnapshotView,
+    cx: &mut ViewContext<'_>,
+    (start, end): (usize, usize),
+) {
+    if !cx.stepper.playing {
+        view.play_carry = 0.0;
+        return;
+    }
+    let dt = ui.input(|i| i.stable_dt).min(0.1);
+    view.play_carry += dt * cx.stepper.speed;
+    let whole = view.play_carry.floor();
+    if whole >= 1.0 {
+        view.play_carry -= whole;
+        cx.stepper.pos = (cx.stepper.pos.max(start) + whole as usize).min(end - 1);
+    }
+    if cx.stepper.pos + 1 >= end {
+        cx.stepper.playing = false;
+    } else {
+        ui.ctx().request_repaint();
+    }
 }
 
 fn plot(
@@ -396,8 +467,8 @@ fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize) {
     if t.unmatched_frees > 0 {
         notes.push(crate::trf!(
             ui,
-            "The trace starts mid-run: {} frees of blocks allocated earlier; their {} are counted as live from the first event.",
-            "trace 从运行中途开始：有 {} 次释放的块在 trace 之前就已分配；它们的 {} 从第一个事件起计为存活。",
+            "The trace starts mid-run ({} frees of blocks allocated before it): live requested bytes start at {}, what those frees and the file's own active blocks say was live before the first event.",
+            "trace 从运行中途开始（有 {} 次释放的块在 trace 之前就已分配）：存活的请求字节从 {} 开始——这是这些释放和文件里的活动块说明的、第一个事件之前就已存活的字节。",
             t.unmatched_frees,
             mib_text(t.start_allocated)
         ));

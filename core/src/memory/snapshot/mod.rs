@@ -24,15 +24,27 @@
 //! (by `addr`, matched to the replayed block of that earlier `alloc`) to a fresh simulator, and
 //! releases a whole free segment where the trace recorded `segment_free`. A trace that starts
 //! from an empty allocator should then recreate the file's segments one for one; a trace that
+//! starts mid-run cannot, and the output says so instead of claiming a match.
 //!
-//! Layout: `read` decodes a file into a [`Snapshot`] ([`read_file`], [`parse`]); `replay` runs
-//! its trace through the simulator ([`replay`]); `output` summarises both into the scene's
-//! [`SnapshotOutput`] ([`summarise`]); `synthetic` writes a large seeded snapshot for the
-//! benchmarks and tests (not part of the scene).
+//! *At an event*: the allocator's segments and blocks right after any trace event, rebuilt
+//! backwards from the file's own segments ([`history`], PyTorch's *Allocator State History*); the
+//! scene reports it for its `event` parameter (the last event by default), the window for the
+//! event under its cursor.
+//!
+//! Layout: `read` decodes a file into a [`Snapshot`] ([`read_file`], [`parse`]) — refusing trace
+//! events whose `size` or `addr` is not a non-negative integer; `check` lists what is wrong with a
+//! file that decodes (warnings, never silently drawn); `replay` runs its trace through the
+//! simulator ([`replay`]); `history` rebuilds the state at any event ([`History`]); `output`
+//! summarises them into the scene's [`SnapshotOutput`] ([`summarise`], [`analyse`]); `synthetic`
+//! writes a large seeded snapshot for the benchmarks and tests (not part of the scene).
 
 // Everything here handles what a file holds: no indexing that a file could make panic.
 #![deny(clippy::indexing_slicing)]
 
+mod check;
+pub mod history;
+#[cfg(test)]
+mod history_tests;
 mod output;
 mod read;
 mod replay;
@@ -49,6 +61,7 @@ use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
 use crate::scene::{Scene, to_json};
 
+pub use history::{History, StateAt, StateBlock, StateSegment};
 pub use output::{MapBlock, MapSegment, SnapshotOutput, summarise};
 pub use read::{parse, read_file};
 pub use replay::{Replay, replay};
@@ -70,12 +83,26 @@ pub const MAX_TRACE_EVENTS: usize = 16 << 20;
 pub const BUILTIN_FIXTURE: &[u8] =
     include_bytes!("../../../tests/data/snapshots/torch2.11-mini-fixture.pickle");
 
-const PARAMS: &[ParamSpec] = &[ParamSpec::text(
-    "path",
-    "snapshot pickle (empty: the built-in mini fixture)",
-    "快照 pickle 文件（留空：内置小样例）",
-    "",
-)];
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::text(
+        "path",
+        "snapshot pickle (empty: the built-in mini fixture)",
+        "快照 pickle 文件（留空：内置小样例）",
+        "",
+    ),
+    ParamSpec::int(
+        "event",
+        "trace event whose allocator state is reported (-1: the last)",
+        "报告哪个轨迹事件之后的分配器状态（-1：最后一个）",
+        -1,
+        MAX_EVENT_PARAM,
+        -1,
+    ),
+];
+
+/// Largest value the `event` parameter's spec accepts (the file's trace length decides what is
+/// valid: [`analyse`]).
+const MAX_EVENT_PARAM: i64 = MAX_TRACE_EVENTS as i64 - 1;
 
 /// The registry entry.
 pub const SCENE: Scene = Scene {
@@ -87,7 +114,7 @@ pub const SCENE: Scene = Scene {
         "读取 torch.cuda.memory._snapshot() 的 pickle（不执行其中任何东西），并用分配器模拟器重放它的轨迹。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run_path(v.text("path")?)?),
+    run: |v| to_json(&run(v)?),
 };
 
 /// A block's state.
@@ -206,28 +233,214 @@ fn sat_sum(it: impl Iterator<Item = u64>) -> u64 {
     it.fold(0, u64::saturating_add)
 }
 
-/// Reads, summarises and replays the snapshot at `path` (empty: [`BUILTIN_FIXTURE`]),
-/// reporting progress ([`crate::progress`]) as [`parse`] and [`replay`] do.
+/// `path` with a leading `~` or `~/` replaced by the home directory (`$HOME`, or
+/// `%USERPROFILE%` on Windows) — the shell does not expand it after `--set path=`, nor does a
+/// text field. Unchanged when there is no home directory or the path names another user (`~bob`).
+pub fn expand_home(path: &str) -> std::path::PathBuf {
+    let home = || {
+        std::env::var_os("HOME")
+            .or_else(|| std::env::var_os("USERPROFILE"))
+            .filter(|h| !h.is_empty())
+            .map(std::path::PathBuf::from)
+    };
+    if path == "~" {
+        if let Some(h) = home() {
+            return h;
+        }
+    } else if let Some(rest) = path.strip_prefix("~/").or_else(|| path.strip_prefix("~\\"))
+        && let Some(h) = home()
+    {
+        return h.join(rest);
+    }
+    std::path::PathBuf::from(path)
+}
+
+/// Reads the snapshot at `path` (trimmed, `~` expanded; empty: [`BUILTIN_FIXTURE`]) and returns
+/// the label to show for it with the decoded snapshot.
+///
+/// # Errors
+/// As [`read_file`].
+pub fn open(path: &str) -> Result<(String, Snapshot), Error> {
+    let path = path.trim();
+    if path.is_empty() {
+        return Ok((
+            "(built-in mini fixture)".to_owned(),
+            parse(BUILTIN_FIXTURE)?,
+        ));
+    }
+    let expanded = expand_home(path);
+    let s = read_file(&expanded.to_string_lossy())?;
+    Ok((path.to_owned(), s))
+}
+
+/// Everything the scene computes from one file: the summary the CLI prints, and for every
+/// device with a trace its timeline ([`crate::memory::timeline`]) and its allocator-state
+/// history ([`History`]) — what the window scrubs. A file without a trace gets one history of
+/// its own state (the first segment's device) and no timeline.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// What `warpscope report memory-snapshot` prints.
+    pub output: SnapshotOutput,
+    /// One per device with a non-empty trace, in device order.
+    pub timelines: Vec<crate::memory::timeline::Timeline>,
+    /// Beside [`Analysis::timelines`], one each (or one of the file's state when there are none).
+    pub histories: Vec<History>,
+}
+
+/// Summarises `s` ([`summarise`]), builds the timeline and history of every device with a trace,
+/// and the state at `event` (`-1`: the last) of the first such device into
+/// [`SnapshotOutput::at_event`]; trace/file disagreements join the warnings.
+///
+/// # Errors
+/// [`Error::InvalidParam`] naming `event` and the trace's last event when `event` is past it (or
+/// is not -1 for a file without trace events); [`Error::Cancelled`] when the progress scope is
+/// cancelled.
+pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error> {
+    let devices: Vec<usize> = (0..s.device_traces.len())
+        .filter(|&d| s.device_traces.get(d).is_some_and(|t| !t.is_empty()))
+        .collect();
+    let first_len = devices
+        .first()
+        .and_then(|&d| s.device_traces.get(d))
+        .map_or(0, Vec::len);
+    let chosen = match (event, first_len) {
+        (-1, 0) => None,
+        (-1, n) => Some(n - 1),
+        (e, 0) => {
+            return Err(Error::invalid(
+                "event",
+                e,
+                "expected -1: the file has no trace events",
+            ));
+        }
+        (e, n) => match usize::try_from(e) {
+            Ok(i) if i < n => Some(i),
+            _ => {
+                return Err(Error::invalid(
+                    "event",
+                    e,
+                    format!(
+                        "expected an integer in -1..={} (the trace has {n} events; its last is event {}, and -1 means the last)",
+                        n - 1,
+                        n - 1
+                    ),
+                ));
+            }
+        },
+    };
+    let mut w = check::Warnings::default();
+    check::check(s, &mut w);
+    let mut timelines = Vec::with_capacity(devices.len());
+    let mut histories = Vec::with_capacity(devices.len().max(1));
+    for d in devices {
+        let t = crate::memory::timeline::timeline(s, d)?;
+        let h = History::new(s, &t)?;
+        trace_warnings(&t, &h, &mut w);
+        timelines.push(t);
+        histories.push(h);
+    }
+    if histories.is_empty() {
+        let device = s
+            .segments
+            .first()
+            .and_then(|g| u32::try_from(g.device).ok())
+            .unwrap_or(0);
+        histories.push(History::file_state(s, device));
+    }
+    let at_event = match (chosen, histories.first()) {
+        (Some(i), Some(h)) => Some(h.at(i)),
+        _ => None,
+    };
+    let mut output = output::summarise_with(label, s, w);
+    output.at_event = at_event;
+    Ok(Analysis {
+        output,
+        timelines,
+        histories,
+    })
+}
+
+/// The ways a trace can disagree with its file's segments, as warnings.
+fn trace_warnings(t: &crate::memory::timeline::Timeline, h: &History, w: &mut check::Warnings) {
+    let d = t.device;
+    if t.inconsistent > 0 {
+        w.push("trace disagrees with the segments", || {
+            (
+                format!(
+                    "device {d}: {} segment events would take reserved below zero walking back from the file's segments (reserved is clamped at 0 there)",
+                    t.inconsistent
+                ),
+                format!(
+                    "设备 {d}：从文件里的段往回走，有 {} 个段事件会让 reserved 小于 0（那里按 0 截断）",
+                    t.inconsistent
+                ),
+            )
+        });
+    }
+    if let Some(last) = t.events.last()
+        && last.allocated != t.file_requested
+    {
+        w.push("trace disagrees with the segments", || {
+            (
+                format!(
+                    "device {d}: the trace leaves {} B of requested bytes live at its end, the file's active blocks request {} B (a trimmed or edited file?)",
+                    last.allocated, t.file_requested
+                ),
+                format!(
+                    "设备 {d}：轨迹结束时仍存活的请求字节是 {} B，而文件里活动块申请的是 {} B（文件被截短或改过？）",
+                    last.allocated, t.file_requested
+                ),
+            )
+        });
+    }
+    if h.inconsistent > 0 {
+        w.push("trace disagrees with the segments", || {
+            (
+                format!(
+                    "device {d}: {} trace events cannot be undone against the file's blocks, so the block map before them is partly wrong",
+                    h.inconsistent
+                ),
+                format!(
+                    "设备 {d}：有 {} 个轨迹事件无法在文件的块上撤销，所以它们之前的块图有一部分不对",
+                    h.inconsistent
+                ),
+            )
+        });
+        for (en, zh) in &h.examples {
+            w.push("trace event that cannot be undone", || {
+                (en.clone(), zh.clone())
+            });
+        }
+    }
+}
+
+/// Reads, summarises and replays the snapshot at `path` (empty: [`BUILTIN_FIXTURE`]), with the
+/// state at the last trace event, reporting progress ([`crate::progress`]) as [`parse`] and
+/// [`replay`] do.
 ///
 /// # Errors
 /// [`Error::BadInput`] for an unreadable, oversized, malformed or unsafe file;
 /// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn run_path(path: &str) -> Result<SnapshotOutput, Error> {
-    let path = path.trim();
-    let out = if path.is_empty() {
-        summarise("(built-in mini fixture)", &parse(BUILTIN_FIXTURE)?)
-    } else {
-        summarise(path, &read_file(path)?)
-    };
+    run_path_at(path, -1)
+}
+
+/// [`run_path`] with the state at trace event `event` (`-1`: the last).
+///
+/// # Errors
+/// As [`run_path`], and as [`analyse`] for an `event` past the trace's end.
+pub fn run_path_at(path: &str, event: i64) -> Result<SnapshotOutput, Error> {
+    let (label, s) = open(path)?;
+    let out = analyse(&label, &s, event)?.output;
     // A replay cut short by a cancel is never returned.
     crate::progress::report(PROGRESS_TOTAL, PROGRESS_TOTAL)?;
     Ok(out)
 }
 
-/// The scene's computation on validated values.
+/// The scene's computation on validated values (`path`, `event`).
 ///
 /// # Errors
-/// As [`run_path`].
+/// As [`run_path_at`].
 pub fn run(v: &ParamValues) -> Result<SnapshotOutput, Error> {
-    run_path(v.text("path")?)
+    run_path_at(v.text("path")?, v.int("event")?)
 }

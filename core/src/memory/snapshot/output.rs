@@ -1,10 +1,13 @@
 //! The scene's result: a decoded snapshot summarised (blocks per state, reserved and
-//! allocated bytes, fragmentation, trace actions, the segment map) beside its replay.
+//! allocated bytes, fragmentation, trace actions, the segment map, the file's problems) beside its
+//! replay and the allocator's state at one trace event.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::check::{Warnings, check};
+use super::history::StateAt;
 use super::replay::replay;
 use super::{BlockState, Snapshot, sat_sum};
 use crate::memory::mib;
@@ -99,10 +102,29 @@ pub struct SnapshotOutput {
     pub replay_note_zh: String,
     /// The segment map (segments in file order, blocks in address order).
     pub segment_map: Vec<MapSegment>,
+    /// The allocator's state right after the chosen trace event (the `event` parameter; the
+    /// last by default) of the first device with a trace ([`super::history`]); `null` for a
+    /// file without trace events.
+    pub at_event: Option<StateAt>,
+    /// What is wrong with a file that decodes: blocks larger than or outside their segment,
+    /// overlapping blocks or segments, sums past 2⁶⁴ − 1 bytes, a trace that disagrees with the
+    /// segments ([`super::check`]). Empty for a clean file.
+    pub warnings: Vec<String>,
+    /// [`warnings`](Self::warnings) in Chinese, built from the same numbers.
+    pub warnings_zh: Vec<String>,
 }
 
-/// Summarises and replays a decoded snapshot.
+/// Summarises and replays a decoded snapshot, and checks it ([`super::check`]); `at_event` is
+/// left `None` (see [`super::analyse`]).
 pub fn summarise(path: &str, s: &Snapshot) -> SnapshotOutput {
+    let mut w = Warnings::default();
+    check(s, &mut w);
+    summarise_with(path, s, w)
+}
+
+/// [`summarise`] with the warnings already collected.
+pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotOutput {
+    let (warnings, warnings_zh) = w.finish();
     let mut by_state: BTreeMap<String, usize> = BTreeMap::new();
     let (mut internal, mut external, mut largest_free) = (0u64, 0u64, 0u64);
     for b in s.segments.iter().flat_map(|sg| &sg.blocks) {
@@ -181,5 +203,8 @@ pub fn summarise(path: &str, s: &Snapshot) -> SnapshotOutput {
                     .collect(),
             })
             .collect(),
+        at_event: None,
+        warnings,
+        warnings_zh,
     }
 }

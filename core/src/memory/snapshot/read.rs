@@ -67,6 +67,38 @@ fn need_u64(d: &BTreeMap<HashableValue, Value>, k: &str, at: &str) -> Result<u64
     }
 }
 
+/// What a value that should be a byte count or address is, for an error message.
+fn describe(v: &Value) -> String {
+    match v {
+        Value::I64(i) => format!("{i} (negative)"),
+        Value::Int(_) => "an integer beyond 64 bits".to_owned(),
+        Value::F64(f) if f.is_nan() => "NaN".to_owned(),
+        Value::F64(f) => format!("the float {f}"),
+        Value::String(t) => format!("the string {:?}", t.chars().take(24).collect::<String>()),
+        Value::Bool(b) => format!("the boolean {}", if *b { "True" } else { "False" }),
+        Value::Bytes(_) => "bytes".to_owned(),
+        Value::List(_) | Value::Tuple(_) => "a list".to_owned(),
+        Value::Dict(_) => "a dict".to_owned(),
+        Value::Set(_) | Value::FrozenSet(_) => "a set".to_owned(),
+        Value::None => "None".to_owned(),
+    }
+}
+
+/// A trace event's byte count or address: absent (or `None`) is `None`; anything but a
+/// non-negative integer is refused, naming the event — a string, float, NaN or negative `size`
+/// once silently became 0.
+fn event_u64(e: &BTreeMap<HashableValue, Value>, k: &str, at: &str) -> Result<Option<u64>, Error> {
+    match field(e, k) {
+        None => Ok(None),
+        Some(Value::I64(i)) if *i >= 0 => Ok(Some(i.unsigned_abs())),
+        Some(v) => Err(Error::BadInput(format!(
+            "{at} (`{}`): `{k}` is {}, not a non-negative integer",
+            field(e, "action").and_then(as_str).unwrap_or("?"),
+            describe(v)
+        ))),
+    }
+}
+
 fn opt_u64(d: &BTreeMap<HashableValue, Value>, k: &str) -> u64 {
     field(d, k).and_then(as_u64).unwrap_or(0)
 }
@@ -297,8 +329,8 @@ fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
                     .ok_or_else(|| Error::BadInput(format!("{at}: field `action` is missing")))?;
                 out.push(TraceEvent {
                     action: action.chars().take(32).collect(),
-                    addr: field(e, "addr").and_then(as_u64),
-                    size: opt_u64(e, "size"),
+                    addr: event_u64(e, "addr", &at)?,
+                    size: event_u64(e, "size", &at)?.unwrap_or(0),
                     stream: opt_u64(e, "stream"),
                     device_free: field(e, "device_free").and_then(as_u64),
                 });

@@ -1,0 +1,403 @@
+//! The allocator's segments and blocks right after the cursor's event (PyTorch's *Allocator State
+//! History*, rebuilt by [`warpscope_core::memory::snapshot::history`]): one row per segment,
+//! blocks coloured by state, a legend, the block under the pointer named (address, size, state).
+//!
+//! The state is computed once per event and kept ([`MapCache`], keyed on the run — a new file or
+//! a re-read is a new run — the device and the event), so idle frames redraw without undoing any
+//! trace event. Rows shrink to fit; where even 8-pixel rows do not fit, the window scrolls them
+//! (only the visible rows are drawn) and a figure draws at most [`FIGURE_ROWS`] of them.
+
+use egui::{Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use warpscope_core::memory::snapshot::{BlockState, StateAt, StateSegment};
+
+use super::snapshot::SnapshotView;
+use super::snapshot_timeline::SnapshotRun;
+use crate::i18n::tr;
+use crate::trf;
+use crate::widgets::stepper::figure_mode;
+use crate::widgets::{self, mib_text};
+
+/// Most segment rows a figure draws.
+pub const FIGURE_ROWS: usize = 300;
+
+/// Height the window gives the rows before it scrolls them (points).
+const WINDOW_HEIGHT: f32 = 560.0;
+
+/// Height a figure gives the rows (points).
+const FIGURE_HEIGHT: f32 = 1200.0;
+
+/// The state last drawn, with what it was computed for.
+#[derive(Debug, Clone, Default)]
+pub struct MapCache {
+    /// (run id, history index, event) the state belongs to.
+    key: Option<(u64, usize, usize)>,
+    /// The state.
+    state: Option<StateAt>,
+    /// Largest segment of the state (bytes): the rows' common scale.
+    largest: u64,
+    /// How many times a state was computed (tests check that idle frames compute none).
+    pub computed: usize,
+}
+
+impl MapCache {
+    /// The state shown, if any.
+    pub fn state(&self) -> Option<&StateAt> {
+        self.state.as_ref()
+    }
+}
+
+fn free_colour(ui: &egui::Ui) -> Color32 {
+    if ui.visuals().dark_mode {
+        Color32::from_gray(70)
+    } else {
+        Color32::from_gray(215)
+    }
+}
+
+fn colour(ui: &egui::Ui, s: &BlockState) -> Color32 {
+    match s {
+        BlockState::ActiveAllocated => widgets::MAP_ALLOCATED,
+        BlockState::ActivePendingFree => widgets::MAP_PENDING,
+        BlockState::Inactive => free_colour(ui),
+        BlockState::Other(_) => widgets::PURPLE,
+    }
+}
+
+/// A block state as PyTorch spells it, and in the language of `ui`.
+fn state_name(ui: &egui::Ui, s: &BlockState) -> String {
+    match s {
+        BlockState::ActiveAllocated => tr(ui, "active_allocated", "已分配（active_allocated）"),
+        BlockState::ActivePendingFree => tr(
+            ui,
+            "active_pending_free (freed, waiting for its stream events)",
+            "等待释放（active_pending_free：已释放，等它的流事件完成）",
+        ),
+        BlockState::Inactive => tr(ui, "inactive (cached free)", "空闲（inactive，缓存中）"),
+        BlockState::Other(o) => o,
+    }
+    .to_owned()
+}
+
+/// Draws the state of `run` at event `pos` of the shown device.
+pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, view: &mut SnapshotView, pos: usize) {
+    let hi = view.device.min(run.histories.len().saturating_sub(1));
+    let Some(h) = run.histories.get(hi) else {
+        return;
+    };
+    let event = pos.min(h.len().saturating_sub(1));
+    let key = (run.id, hi, event);
+    if view.map.key != Some(key) {
+        let state = h.at(event);
+        view.map.largest = state
+            .segments
+            .iter()
+            .map(|s| s.total_size)
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        view.map.state = Some(state);
+        view.map.key = Some(key);
+        view.map.computed += 1;
+    }
+    let Some(st) = view.map.state.as_ref() else {
+        return;
+    };
+    let heading = if h.is_empty() {
+        tr(
+            ui,
+            "The file's segments and blocks (no trace: the state when the snapshot was taken)",
+            "文件里的段和块（没有轨迹：拍快照时的状态）",
+        )
+        .to_owned()
+    } else {
+        let last = event + 1 == h.len();
+        trf!(
+            ui,
+            "Segments and blocks right after event {} ({}){}",
+            "第 {} 个事件（{}）之后的段和块{}",
+            st.index,
+            st.action,
+            if last {
+                tr(
+                    ui,
+                    " — the last event: the file's own segments",
+                    " —— 最后一个事件：就是文件里的段",
+                )
+            } else {
+                ""
+            }
+        )
+    };
+    ui.add(egui::Label::new(egui::RichText::new(heading).strong()).wrap());
+    let blocks: usize = st.segments.iter().map(|s| s.blocks.len()).sum();
+    let figures = if h.is_empty() {
+        trf!(
+            ui,
+            "{} segments, {} blocks · reserved {} · allocated {} (active_allocated blocks)",
+            "{} 个段，{} 个块 · 保留 {} · 已分配 {}（active_allocated 块）",
+            st.segments.len(),
+            blocks,
+            mib_text(st.reserved_bytes),
+            mib_text(st.allocated_bytes)
+        )
+    } else {
+        trf!(
+            ui,
+            "{} segments, {} blocks · reserved {} · allocated {} (active_allocated blocks) · live requested {}",
+            "{} 个段，{} 个块 · 保留 {} · 已分配 {}（active_allocated 块）· 存活的请求字节 {}",
+            st.segments.len(),
+            blocks,
+            mib_text(st.reserved_bytes),
+            mib_text(st.allocated_bytes),
+            mib_text(st.requested_bytes)
+        )
+    };
+    ui.add(egui::Label::new(figures).wrap());
+    legend(ui);
+    if !figure_mode(ui.ctx()) {
+        ui.horizontal(|ui| {
+            ui.label(tr(ui, "Row width:", "行宽："));
+            ui.radio_value(&mut view.fit_rows, false, tr(ui, "to scale", "按比例"))
+                .on_hover_text(tr(
+                    ui,
+                    "Every row on one scale: the largest segment spans the width",
+                    "所有行同一比例：最大的段占满宽度",
+                ));
+            ui.radio_value(
+                &mut view.fit_rows,
+                true,
+                tr(ui, "each segment full width", "每个段占满一行"),
+            )
+            .on_hover_text(tr(
+                ui,
+                "Each segment spans the width: the blocks of small segments become visible",
+                "每个段都占满宽度：小段里的块也看得清",
+            ));
+        });
+    }
+    if st.segments.is_empty() {
+        ui.label(tr(ui, "No segments at this event.", "这个事件时没有段。"));
+        return;
+    }
+    let fit = view.fit_rows;
+    let largest = view.map.largest;
+    let n = st.segments.len();
+    if figure_mode(ui.ctx()) {
+        let rows = n.min(FIGURE_ROWS);
+        if rows < n {
+            ui.label(trf!(
+                ui,
+                "The first {} of {} segments (in address order).",
+                "按地址顺序的前 {} 个段（共 {} 个）。",
+                rows,
+                n
+            ));
+        }
+        let row_h = (FIGURE_HEIGHT / rows as f32).clamp(3.0, 18.0);
+        let width = ui.available_width();
+        rows_ui(
+            ui,
+            st.segments.get(..rows).unwrap_or_default(),
+            width,
+            (row_h, fit, largest),
+        );
+        return;
+    }
+    let row_h = (WINDOW_HEIGHT / n as f32).clamp(8.0, 18.0);
+    // Measured here: inside the scroll area the width is only what its content took last frame.
+    let width = ui.available_width();
+    if row_h * n as f32 <= WINDOW_HEIGHT + 1.0 {
+        rows_ui(ui, &st.segments, width, (row_h, fit, largest));
+    } else {
+        ui.label(
+            egui::RichText::new(trf!(
+                ui,
+                "{} segments, one row each: scroll the rows.",
+                "{} 个段，每段一行：可以滚动。",
+                n
+            ))
+            .small(),
+        );
+        ui.scope(|ui| {
+            ui.spacing_mut().item_spacing.y = 0.0;
+            egui::ScrollArea::vertical()
+                .id_salt("snapshot-state-rows")
+                .max_height(WINDOW_HEIGHT)
+                .auto_shrink([false, true])
+                .show_rows(ui, row_h, n, |ui, range| {
+                    rows_ui(
+                        ui,
+                        st.segments.get(range).unwrap_or_default(),
+                        width,
+                        (row_h, fit, largest),
+                    );
+                });
+        });
+    }
+    if st
+        .segments
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .any(|b| b.estimated)
+    {
+        ui.label(
+            egui::RichText::new(tr(
+                ui,
+                "Blocks freed after this event are put back at the size PyTorch's rules give their requested bytes (round_size, should_split): the trace records requested sizes, not block sizes.",
+                "这个事件之后才释放的块按 PyTorch 的规则由申请字节推出大小（round_size、should_split）放回：轨迹记录的是申请的大小，不是块的大小。",
+            ))
+            .small()
+            .italics(),
+        );
+    }
+}
+
+fn legend(ui: &mut egui::Ui) {
+    ui.horizontal_wrapped(|ui| {
+        for (s, name) in [
+            (
+                BlockState::ActiveAllocated,
+                tr(
+                    ui,
+                    "allocated (active_allocated)",
+                    "已分配（active_allocated）",
+                ),
+            ),
+            (
+                BlockState::ActivePendingFree,
+                tr(
+                    ui,
+                    "pending free (active_pending_free)",
+                    "等待释放（active_pending_free）",
+                ),
+            ),
+            (
+                BlockState::Inactive,
+                tr(ui, "cached free (inactive)", "缓存中空闲（inactive）"),
+            ),
+        ] {
+            let (r, _) = ui.allocate_exact_size(Vec2::new(14.0, 14.0), Sense::hover());
+            ui.painter().rect_filled(r, 2.0, colour(ui, &s));
+            ui.label(name);
+            ui.add_space(8.0);
+        }
+    });
+}
+
+/// Draws `segs` as rows of `row_h` points, each bar on one scale (`largest` bytes = the bar
+/// width) or, with `fit`, each segment spanning it; hover names the block under the pointer.
+fn rows_ui(
+    ui: &mut egui::Ui,
+    segs: &[StateSegment],
+    width: f32,
+    (row_h, fit, largest): (f32, bool, u64),
+) {
+    let width = width.max(300.0);
+    let labelled = row_h >= 12.0;
+    let (label_w, size_w) = if labelled { (150.0, 80.0) } else { (0.0, 0.0) };
+    let bar_w = (width - label_w - size_w).max(100.0);
+    let (rect, resp) =
+        ui.allocate_exact_size(Vec2::new(width, row_h * segs.len() as f32), Sense::hover());
+    let p = ui.painter_at(rect);
+    let text = ui.visuals().text_color();
+    let font = FontId::proportional((row_h - 4.0).clamp(8.0, 11.0));
+    let left = rect.left() + label_w;
+    let hover = resp.hover_pos();
+    let mut hovered: Option<String> = None;
+    let gap = (row_h * 0.12).min(1.0);
+    for (r, seg) in segs.iter().enumerate() {
+        let y = rect.top() + r as f32 * row_h;
+        let scale = if fit {
+            seg.total_size.max(1)
+        } else {
+            largest.max(1)
+        };
+        let px = |bytes: u64| (bytes as f64 / scale as f64 * f64::from(bar_w)) as f32;
+        let whole = Rect::from_min_size(
+            Pos2::new(left, y + gap),
+            Vec2::new(px(seg.total_size).max(2.0), row_h - 2.0 * gap),
+        );
+        p.rect_filled(whole, 0.0, free_colour(ui));
+        for b in &seg.blocks {
+            let x0 = left + px(b.address.saturating_sub(seg.address));
+            let w = px(b.size).max(0.5);
+            let r0 = Rect::from_min_size(Pos2::new(x0, whole.top()), Vec2::new(w, whole.height()));
+            if b.state != BlockState::Inactive {
+                p.rect_filled(r0, 0.0, colour(ui, &b.state));
+            }
+            if w >= 3.0 {
+                p.line_segment(
+                    [r0.left_top(), r0.left_bottom()],
+                    Stroke::new(0.5, ui.visuals().panel_fill),
+                );
+            }
+            if hover.is_some_and(|h| r0.contains(h)) {
+                let requested = if b.requested_size > 0 && b.state != BlockState::Inactive {
+                    trf!(ui, "\nrequested {} B", "\n申请 {} B", b.requested_size)
+                } else {
+                    String::new()
+                };
+                let estimated = if b.estimated {
+                    tr(
+                        ui,
+                        "\nsize estimated from the trace's requested bytes (PyTorch's rounding rules)",
+                        "\n大小由轨迹里申请的字节按 PyTorch 的取整规则推出",
+                    )
+                } else {
+                    ""
+                };
+                hovered = Some(trf!(
+                    ui,
+                    "block {:#x}: {} ({} B)\n{}{}{}\nin segment {:#x} ({}), at +{}",
+                    "块 {:#x}：{}（{} B）\n{}{}{}\n在段 {:#x}（{}）中，偏移 +{}",
+                    b.address,
+                    mib_text(b.size),
+                    b.size,
+                    state_name(ui, &b.state),
+                    requested,
+                    estimated,
+                    seg.address,
+                    mib_text(seg.total_size),
+                    mib_text(b.address.saturating_sub(seg.address))
+                ));
+            }
+        }
+        if row_h >= 6.0 {
+            p.rect_stroke(
+                whole,
+                0.0,
+                Stroke::new(0.6, text.gamma_multiply(0.5)),
+                StrokeKind::Inside,
+            );
+        }
+        if labelled {
+            p.text(
+                Pos2::new(rect.left() + 2.0, y + row_h * 0.5),
+                egui::Align2::LEFT_CENTER,
+                format!("{:#x}", seg.address),
+                font.clone(),
+                text,
+            );
+            p.text(
+                Pos2::new(whole.right() + 6.0, y + row_h * 0.5),
+                egui::Align2::LEFT_CENTER,
+                mib_text(seg.total_size),
+                font.clone(),
+                text,
+            );
+        } else if hovered.is_none()
+            && hover.is_some_and(|h| h.y >= y && h.y < y + row_h && h.x < whole.left())
+        {
+            hovered = Some(trf!(
+                ui,
+                "segment {:#x}: {}",
+                "段 {:#x}：{}",
+                seg.address,
+                mib_text(seg.total_size)
+            ));
+        }
+    }
+    if let Some(h) = hovered {
+        resp.on_hover_text(h);
+    }
+}

@@ -422,7 +422,7 @@ fn list(long: bool, json: bool) -> ExitCode {
                                 (serde_json::Value::Null, serde_json::Value::Null)
                             }
                         };
-                        serde_json::json!({"name": p.name, "label": p.label, "label_zh": p.label_zh, "default": p.default_value(), "range": range, "range_open": open})
+                        serde_json::json!({"name": p.name, "label": p.label, "default": p.default_value(), "range": range, "range_open": open})
                     })
                     .collect();
                 serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "summary": s.summary, "params": params})

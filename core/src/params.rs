@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::error::{Expected, ValueKind, fmt_real};
+use crate::text::Text;
 
 /// Longest text value (bytes) a free-text parameter takes.
 pub const MAX_TEXT_BYTES: usize = 4096;
@@ -64,10 +65,8 @@ pub enum ParamKind {
 pub struct ParamSpec {
     /// The name `--set` uses, e.g. `threads`.
     pub name: &'static str,
-    /// A short English label with units, e.g. `threads per block`.
-    pub label: &'static str,
-    /// The same label in Chinese.
-    pub label_zh: &'static str,
+    /// A short label with units, in English and Chinese, e.g. `threads per block` / `每块线程数`.
+    pub label: Text<&'static str>,
     /// Kind, range and default.
     pub kind: ParamKind,
 }
@@ -84,8 +83,7 @@ impl ParamSpec {
     ) -> Self {
         ParamSpec {
             name,
-            label,
-            label_zh,
+            label: Text::new(label, label_zh),
             kind: ParamKind::Int {
                 min,
                 max,
@@ -106,8 +104,7 @@ impl ParamSpec {
     ) -> Self {
         ParamSpec {
             name,
-            label,
-            label_zh,
+            label: Text::new(label, label_zh),
             kind: ParamKind::Float {
                 min,
                 max,
@@ -129,8 +126,7 @@ impl ParamSpec {
     ) -> Self {
         ParamSpec {
             name,
-            label,
-            label_zh,
+            label: Text::new(label, label_zh),
             kind: ParamKind::Choice { options, default },
         }
     }
@@ -144,8 +140,7 @@ impl ParamSpec {
     ) -> Self {
         ParamSpec {
             name,
-            label,
-            label_zh,
+            label: Text::new(label, label_zh),
             kind: ParamKind::Text { default },
         }
     }

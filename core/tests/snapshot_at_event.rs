@@ -227,7 +227,7 @@ fn a_trace_from_mid_run_reserves_the_files_segments_less_those_created_later() {
         return;
     };
     let a = analyse(&path(&cut));
-    assert!(!a.output.trace_starts_empty, "{}", a.output.replay_note);
+    assert!(!a.output.trace_starts_empty, "{}", a.output.replay_note.en);
     let h = &a.histories[0];
     let n = h.len();
     assert_eq!(n as u64, py["events"].as_u64().unwrap());

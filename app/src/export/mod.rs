@@ -101,8 +101,8 @@ pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usi
         .filter_map(|p| {
             let v = values.0.get(p.name)?;
             let label = match lang {
-                Lang::En => p.label,
-                Lang::Zh => p.label_zh,
+                Lang::En => p.label.en,
+                Lang::Zh => p.label.zh,
             };
             Some(format!("{label} = {v}"))
         })

@@ -22,7 +22,7 @@ pub fn panel(
             .cloned()
             .unwrap_or_else(|| spec.default_value());
         let mut next = current.clone();
-        let label = ui.label(if zh { spec.label_zh } else { spec.label }).id;
+        let label = ui.label(spec.label.get(zh)).id;
         match (&spec.kind, &mut next) {
             (ParamKind::Int { min, max, log, .. }, ParamValue::Int(v)) => {
                 ui.add(
@@ -61,11 +61,7 @@ pub fn panel(
                     .filter(|(_, base)| base == v)
                     .map_or_else(|| v.clone(), |(draft, _)| draft);
                 let r = ui
-                    .add(egui::TextEdit::singleline(&mut draft).hint_text(if zh {
-                        spec.label_zh
-                    } else {
-                        spec.label
-                    }))
+                    .add(egui::TextEdit::singleline(&mut draft).hint_text(spec.label.get(zh)))
                     .labelled_by(label);
                 if r.lost_focus() && draft != *v {
                     *v = draft.clone();

@@ -396,8 +396,8 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
             }
             ui.end_row();
         });
-    if !o.replay_note.is_empty() {
-        let note = tr(ui, &o.replay_note, &o.replay_note_zh);
+    if !o.replay_note.en.is_empty() {
+        let note = crate::i18n::pick(ui, &o.replay_note);
         ui.add(egui::Label::new(egui::RichText::new(note).italics()).wrap());
     }
     if o.replay_unmatched_frees > 0 {

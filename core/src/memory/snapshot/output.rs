@@ -2,6 +2,7 @@
 //! allocated bytes, fragmentation, trace actions, the segment map, the file's problems) beside its
 //! replay and the allocator's state at one trace event.
 
+use crate::text::Text;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -97,9 +98,7 @@ pub struct SnapshotOutput {
     /// Frees of blocks allocated before the trace began.
     pub replay_unmatched_frees: usize,
     /// What the replay can and cannot say.
-    pub replay_note: String,
-    /// [`replay_note`](Self::replay_note) in Chinese, built from the same numbers.
-    pub replay_note_zh: String,
+    pub replay_note: Text,
     /// The segment map (segments in file order, blocks in address order).
     pub segment_map: Vec<MapSegment>,
     /// The allocator's state right after the chosen trace event (the `event` parameter; the
@@ -182,7 +181,6 @@ pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotO
         segments_match: r.segments_match,
         replay_unmatched_frees: r.unmatched_frees,
         replay_note: r.note,
-        replay_note_zh: r.note_zh,
         segment_map: s
             .segments
             .iter()

@@ -2,6 +2,7 @@
 //! ([`crate::memory::caching`]), device by device, and saying whether the trace starts from an
 //! empty allocator and, if it does, whether the replay recreates the file's segments.
 
+use crate::text::Text;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
@@ -32,10 +33,8 @@ pub struct Replay {
     pub segments_match: Option<bool>,
     /// Frees of addresses the trace never allocated (the trace began mid-run).
     pub unmatched_frees: usize,
-    /// What the replay can and cannot say.
-    pub note: String,
-    /// [`note`](Self::note) in Chinese, built from the same numbers (for the Chinese UI).
-    pub note_zh: String,
+    /// What the replay can and cannot say, in English and Chinese (built from the same numbers).
+    pub note: Text,
 }
 
 /// Replays the snapshot's `device_traces` through the simulator (see the module docs).
@@ -53,14 +52,13 @@ pub fn replay(s: &Snapshot) -> Replay {
         starts_empty: true,
         segments_match: None,
         unmatched_frees: 0,
-        note: String::new(),
-        note_zh: String::new(),
+        note: Text::default(),
     };
     let events: usize = s.device_traces.iter().map(Vec::len).sum();
     if events == 0 {
         r.starts_empty = false;
-        r.note = "the trace is empty (history recording was off): nothing to replay".into();
-        r.note_zh = "轨迹是空的（录制时没有打开历史记录）：没有可回放的内容".into();
+        r.note.en = "the trace is empty (history recording was off): nothing to replay".into();
+        r.note.zh = "轨迹是空的（录制时没有打开历史记录）：没有可回放的内容".into();
         return r;
     }
     let mut all_match = true;
@@ -181,28 +179,28 @@ pub fn replay(s: &Snapshot) -> Replay {
     }
     if expandable || s.segments.iter().any(|sg| sg.is_expandable) {
         r.starts_empty = false;
-        r.note =
+        r.note.en =
             "expandable segments (segment_map/segment_unmap): the simulator follows the default \
                   non-expandable rules, so its segments cannot match the file's"
                 .into();
-        r.note_zh = "可扩展段（segment_map/segment_unmap）：模拟器按默认的不可扩展规则分配，\
+        r.note.zh = "可扩展段（segment_map/segment_unmap）：模拟器按默认的不可扩展规则分配，\
                      所以它的段不可能与文件里的一致"
             .into();
     } else if !r.starts_empty {
-        r.note = format!(
+        r.note.en = format!(
             "the trace starts mid-run ({} frees of blocks allocated before it; segments created before \
              it): a replay from an empty allocator cannot recreate the file's segments, so no match is \
              claimed — the replay figures cover only the recorded window",
             r.unmatched_frees
         );
-        r.note_zh = format!(
+        r.note.zh = format!(
             "轨迹从运行中途开始（{} 次释放的块在轨迹开始前就已分配；有的段在它之前就已创建）：\
              从空的分配器开始回放无法重建文件里的段，所以不判断是否一致——回放的数字只覆盖录下的这一段",
             r.unmatched_frees
         );
     } else {
         r.segments_match = Some(all_match);
-        r.note = if all_match {
+        r.note.en = if all_match {
             "the trace starts from an empty allocator and the replay recreates the file's segments one \
              for one, in creation order"
                 .into()
@@ -212,7 +210,7 @@ pub fn replay(s: &Snapshot) -> Replay {
                 reasons.join("; ")
             )
         };
-        r.note_zh = if all_match {
+        r.note.zh = if all_match {
             "轨迹从空的分配器开始，回放按创建顺序逐一重建了文件里的段".into()
         } else {
             format!(

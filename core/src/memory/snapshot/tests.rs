@@ -65,7 +65,7 @@ fn mini_fixture_replay_recreates_its_segments_in_order() {
     assert_eq!(expected.iter().sum::<u64>(), 421_527_552);
     assert_eq!(o.replay_segments, expected);
     assert!(o.trace_starts_empty);
-    assert_eq!(o.segments_match, Some(true), "{}", o.replay_note);
+    assert_eq!(o.segments_match, Some(true), "{}", o.replay_note.en);
     assert_eq!(o.replay_reserved_final_bytes, 421_527_552);
     assert_eq!(o.replay_reserved_peak_bytes, 421_527_552);
     // The built-in default is the same file.
@@ -83,7 +83,7 @@ fn mid_run_traces_claim_no_match() {
         let o = run_path(&data(file)).unwrap();
         assert!(!o.trace_starts_empty, "{file}");
         assert_eq!(o.segments_match, None, "{file}");
-        assert!(!o.replay_note.is_empty());
+        assert!(!o.replay_note.en.is_empty() && !o.replay_note.zh.is_empty());
     }
     let o = run_path(&data("torch2.0-flexgen-opt1.3b.pickle")).unwrap();
     assert!(!o.blocks_have_addresses);
@@ -231,7 +231,7 @@ fn bare_list_and_protocol_5_and_hand_made_trace() {
     assert_eq!(r.segments, vec![20 * M, 30 * M]);
     assert_eq!(r.reserved_peak_bytes, 50 * M);
     assert_eq!(r.needed_peak_bytes, 30 * M);
-    assert_eq!(r.segments_match, Some(true), "{}", r.note);
+    assert_eq!(r.segments_match, Some(true), "{}", r.note.en);
 }
 
 #[test]
@@ -241,7 +241,7 @@ fn synthetic_snapshot_reads_back_and_replays_from_empty() {
     assert_eq!(s.device_traces[0].len(), 3000);
     assert!(s.blocks_have_addresses);
     let o = summarise("synthetic", &s);
-    assert!(o.trace_starts_empty, "{}", o.replay_note);
-    assert_eq!(o.segments_match, Some(true), "{}", o.replay_note);
+    assert!(o.trace_starts_empty, "{}", o.replay_note.en);
+    assert_eq!(o.segments_match, Some(true), "{}", o.replay_note.en);
     assert_eq!(o.replay_reserved_final_bytes, o.reserved_bytes);
 }

@@ -1,7 +1,7 @@
 //! Animated GIFs of the stepper: one frame per trace event, drawn in order, rasterised and
 //! compressed on every core, at most [`MAX_FRAMES`].
 
-use super::svg::{colour, shape_to_svg};
+use super::svg::{document, shape_to_svg};
 use super::{ExportError, FigureOptions, draw_state, prepare, steps};
 use crate::fonts;
 use egui::epaint::{self, ClippedShape, Shape};
@@ -185,18 +185,7 @@ pub(super) fn frame_svg(shapes: &[ClippedShape], area: Rect, bg: Color32) -> Str
     if open.is_some() {
         body.push_str("</g>\n");
     }
-    format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"{:.2} {:.2} {:.2} {:.2}\" width=\"{:.0}\" height=\"{:.0}\" font-family=\"Ubuntu, 'Noto Sans CJK SC', 'DejaVu Sans', sans-serif\">\n<rect x=\"{:.2}\" y=\"{:.2}\" width=\"100%\" height=\"100%\" fill=\"{}\"/>\n{body}</svg>\n",
-        area.min.x,
-        area.min.y,
-        area.width(),
-        area.height(),
-        area.width(),
-        area.height(),
-        area.min.x,
-        area.min.y,
-        colour(bg).unwrap_or_else(|| "white".into())
-    )
+    document(&body, area, bg)
 }
 
 /// The SVG rasteriser's options with the GUI's embedded fonts, built once per animation.

@@ -299,6 +299,12 @@ pub fn shapes_to_svg(shapes: &[ClippedShape], area: Rect, bg: Color32) -> String
         shape_to_svg(&mut body, &cs.shape);
         body.push_str("</g>\n");
     }
+    document(&body, area, bg)
+}
+
+/// An SVG document showing `area` of `body` (SVG elements) on background `bg`, one user unit
+/// per pixel.
+pub(super) fn document(body: &str, area: Rect, bg: Color32) -> String {
     format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"{:.2} {:.2} {:.2} {:.2}\" width=\"{:.0}\" height=\"{:.0}\" font-family=\"Ubuntu, 'Noto Sans CJK SC', 'DejaVu Sans', sans-serif\">\n<rect x=\"{:.2}\" y=\"{:.2}\" width=\"100%\" height=\"100%\" fill=\"{}\"/>\n{body}</svg>\n",
         area.min.x,

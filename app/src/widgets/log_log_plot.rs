@@ -30,15 +30,21 @@ pub fn log_log_plot(
             let palette = [BLUE, VERMILLION, GREEN, ORANGE];
             for (k, (name, pts)) in series.iter().enumerate() {
                 let colour = palette[k % palette.len()];
+                // A legend entry cannot carry a painted accent: the hat follows the letter.
+                let name = super::marks::plain(name);
                 let logged: Vec<[f64; 2]> = pts
                     .iter()
                     .filter(|p| p[0] > 0.0 && p[1] > 0.0)
                     .map(|p| [p[0].log10(), p[1].log10()])
                     .collect();
-                plot.line(egui_plot::Line::new(*name, logged).width(2.0).color(colour));
+                plot.line(
+                    egui_plot::Line::new(&*name, logged)
+                        .width(2.0)
+                        .color(colour),
+                );
                 plot.points(
                     egui_plot::Points::new(
-                        *name,
+                        &*name,
                         pts.iter()
                             .filter(|p| p[0] > 0.0 && p[1] > 0.0)
                             .map(|p| [p[0].log10(), p[1].log10()])

@@ -1,7 +1,8 @@
 //! Widgets the views are built from, one file each, fed plain data (no scene, no window):
 //! the lane strip, the butterfly, the bank grid, stacked ledger bars, plots, the dependency
 //! graph, the Gantt chart, the segment map, the stepper, the shared trace view, the GPU panel
-//! and its recorded-vs-simulated replay. Colours are in [`palette`].
+//! and its recorded-vs-simulated replay. Colours are in [`palette`]; text with combining marks
+//! (x̂) goes through [`marks`].
 
 pub mod bank_grid;
 pub mod butterfly;
@@ -12,6 +13,7 @@ pub mod gpu;
 pub mod lanes;
 pub mod ledger_bars;
 pub mod log_log_plot;
+pub mod marks;
 pub mod palette;
 pub mod recorded;
 pub mod segment_map;

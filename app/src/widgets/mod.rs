@@ -1,10 +1,11 @@
 //! Widgets the views are built from, one file each, fed plain data (no scene, no window):
 //! the lane strip, the butterfly, the bank grid, stacked ledger bars, plots, the dependency
-//! graph, the Gantt chart, the segment map, the stepper, the shared trace view, the GPU panel
-//! and its recorded-vs-simulated replay. Colours are in [`palette`]; text with combining marks
+//! graph, bar charts (grouped, log or linear; stacked), the Gantt chart, the segment map, the
+//! stepper, the shared trace view, the GPU panel and its recorded-vs-simulated replay. Colours are in [`palette`]; text with combining marks
 //! (x̂) goes through [`marks`].
 
 pub mod bank_grid;
+pub mod bars;
 pub mod butterfly;
 pub mod dag;
 pub mod format;
@@ -21,9 +22,10 @@ pub mod stepper;
 pub mod trace;
 
 pub use bank_grid::bank_grid;
+pub use bars::{Bar, BarGroup, Scale, Series, StackedBar, grouped_bars, stacked_bars};
 pub use butterfly::butterfly;
 pub use dag::dag;
-pub use format::format_number;
+pub use format::{format_number, format_sig};
 pub use gantt::{GanttBar, GanttRow, fitted_text, gantt};
 pub use lanes::{LaneCell, lane_strip};
 pub use ledger_bars::{LedgerBar, ledger_bars};

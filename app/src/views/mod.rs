@@ -151,6 +151,7 @@ pub const fn line<V: View>() -> Entry {
 pub static REGISTRY: &[Entry] = &[
     line::<reduction::ReductionView>(),
     line::<banks::BanksView>(),
+    line::<layernorm::formulas::FormulasView>(),
     line::<layernorm::syncs::SyncsView>(),
     line::<layernorm::bytes::BytesView>(),
     line::<layernorm::error::ErrorView>(),
@@ -209,6 +210,6 @@ mod tests {
             assert_eq!(view.events(&other), 0, "{} counted another result", e.scene);
         }
         // A scene without a view of its own falls back to the generic table.
-        assert_eq!(entry("softmax-formula").scene, "");
+        assert_eq!(entry("no-such-scene").scene, "");
     }
 }

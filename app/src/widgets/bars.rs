@@ -74,10 +74,20 @@ fn text_width(p: &egui::Painter, s: &str, size: f32) -> f32 {
 fn legend(ui: &mut egui::Ui, series: &[Series]) {
     let (body, _) = sizes(ui);
     ui.horizontal_wrapped(|ui| {
+        let font = egui::TextStyle::Body.resolve(ui.style());
         for s in series {
-            let (r, _) = ui.allocate_exact_size(Vec2::splat(body * 0.9), Sense::hover());
-            ui.painter().rect_filled(r.shrink(1.0), 2.0, s.colour);
-            marks::label(ui, &s.name);
+            // One entry wraps as a whole: a swatch never ends a row without its name. (In a
+            // wrapping row `available_width` is the whole row's; measure what is left.)
+            let name_w = text_width(ui.painter(), &s.name, font.size);
+            let entry = body + ui.spacing().item_spacing.x + name_w;
+            if ui.max_rect().right() - ui.cursor().min.x < entry {
+                ui.end_row();
+            }
+            ui.horizontal(|ui| {
+                let (r, _) = ui.allocate_exact_size(Vec2::splat(body * 0.9), Sense::hover());
+                ui.painter().rect_filled(r.shrink(1.0), 2.0, s.colour);
+                marks::label(ui, &s.name);
+            });
             ui.add_space(8.0);
         }
     });

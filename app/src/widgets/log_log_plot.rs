@@ -11,6 +11,26 @@ pub fn log_log_plot(
     x_label: &str,
     y_label: &str,
 ) {
+    log_log_plot_at(
+        ui,
+        id,
+        series,
+        x_label,
+        y_label,
+        egui_plot::Corner::RightTop,
+    );
+}
+
+/// [`log_log_plot`] with its legend in `legend` (the corner the data leave empty: upper left
+/// for curves that rise to the right).
+pub fn log_log_plot_at(
+    ui: &mut egui::Ui,
+    id: &str,
+    series: &[(&str, Vec<[f64; 2]>)],
+    x_label: &str,
+    y_label: &str,
+    legend: egui_plot::Corner,
+) {
     let decade = |m: egui_plot::GridMark, _r: &std::ops::RangeInclusive<f64>| {
         if (m.value - m.value.round()).abs() < 1e-9 {
             format!("1e{}", m.value.round() as i64)
@@ -20,7 +40,7 @@ pub fn log_log_plot(
     };
     egui_plot::Plot::new(id)
         .height(260.0)
-        .legend(egui_plot::Legend::default())
+        .legend(egui_plot::Legend::default().position(legend))
         .x_axis_label(x_label)
         .y_axis_label(y_label)
         .x_axis_formatter(decade)

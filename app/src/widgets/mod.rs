@@ -1,6 +1,6 @@
 //! Widgets the views are built from, one file each, fed plain data (no scene, no window):
 //! the lane strip, the butterfly, the bank grid, stacked ledger bars, plots, the dependency
-//! graph, bar charts (grouped, log or linear; stacked), the Gantt chart, the segment map, the
+//! graph, bar charts (grouped, log or linear; stacked), definition lists (formulas), the Gantt chart, the segment map, the
 //! stepper, the shared trace view, the GPU panel and its recorded-vs-simulated replay. Colours are in [`palette`]; text with combining marks
 //! (x̂) goes through [`marks`].
 
@@ -8,6 +8,7 @@ pub mod bank_grid;
 pub mod bars;
 pub mod butterfly;
 pub mod dag;
+pub mod definitions;
 pub mod format;
 pub mod gantt;
 pub mod gpu;
@@ -25,11 +26,12 @@ pub use bank_grid::bank_grid;
 pub use bars::{Bar, BarGroup, Scale, Series, StackedBar, grouped_bars, stacked_bars};
 pub use butterfly::butterfly;
 pub use dag::dag;
+pub use definitions::definitions;
 pub use format::{format_number, format_sig};
 pub use gantt::{GanttBar, GanttRow, fitted_text, gantt};
 pub use lanes::{LaneCell, lane_strip};
 pub use ledger_bars::{LedgerBar, ledger_bars};
-pub use log_log_plot::log_log_plot;
+pub use log_log_plot::{log_log_plot, log_log_plot_at};
 pub use palette::*;
 pub use segment_map::{
     BlockUse, MAP_ALLOCATED, MAP_PENDING, MAP_ROUNDING, MapBlock, MapSegment, mib_text,

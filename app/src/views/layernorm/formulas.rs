@@ -70,32 +70,11 @@ fn formulas(ui: &mut egui::Ui) {
             "∇γⱼ = Σ_rows ∇y·x\u{302}，∇βⱼ = Σ_rows ∇y",
         ),
     ];
-    // Names in a column as wide as the widest; each formula wraps in what is left, so nothing
-    // pushes the picture past the right edge of a small window.
-    let name_w = rows
+    let rows: Vec<(&str, &str)> = rows
         .iter()
-        .map(|r| {
-            let font = egui::TextStyle::Body.resolve(ui.style());
-            ui.painter()
-                .layout_no_wrap(tr(ui, r.0, r.1).to_owned(), font, egui::Color32::WHITE)
-                .size()
-                .x
-        })
-        .fold(0.0, f32::max)
-        .min(ui.available_width() * 0.3)
-        + 12.0;
-    for (en, zh, f_en, f_zh) in rows {
-        ui.horizontal_top(|ui| {
-            ui.allocate_ui(egui::vec2(name_w, 0.0), |ui| {
-                ui.set_width(name_w);
-                ui.add(egui::Label::new(egui::RichText::new(tr(ui, en, zh)).strong()).wrap());
-            });
-            ui.vertical(|ui| {
-                marks::label(ui, tr(ui, f_en, f_zh));
-            });
-        });
-        ui.add_space(2.0);
-    }
+        .map(|(en, zh, f_en, f_zh)| (tr(ui, en, zh), tr(ui, f_en, f_zh)))
+        .collect();
+    widgets::definitions(ui, &rows);
 }
 
 /// The bars of one precision: ∇x by each form, then ∇γ and ∇β.

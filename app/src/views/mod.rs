@@ -156,6 +156,7 @@ pub static REGISTRY: &[Entry] = &[
     line::<layernorm::bytes::BytesView>(),
     line::<layernorm::error::ErrorView>(),
     line::<layernorm::dgamma::DgammaView>(),
+    line::<softmax::formula::FormulaView>(),
     line::<softmax::warp::WarpView>(),
     line::<softmax::fusion::FusionView>(),
     line::<trainer::census::CensusView>(),

@@ -70,8 +70,9 @@ fn text_width(p: &egui::Painter, s: &str, size: f32) -> f32 {
     .x
 }
 
-/// The legend: a swatch and a name per series, wrapped into rows.
-fn legend(ui: &mut egui::Ui, series: &[Series]) {
+/// A legend outside the data: a swatch and a name per series, wrapped into rows (an entry
+/// wraps whole).
+pub fn legend(ui: &mut egui::Ui, series: &[Series]) {
     let (body, _) = sizes(ui);
     ui.horizontal_wrapped(|ui| {
         let font = egui::TextStyle::Body.resolve(ui.style());
@@ -323,7 +324,7 @@ pub struct StackedBar {
 
 /// Stacked horizontal bars on one linear scale from 0, one colour per series (legend above,
 /// outside the data). A part wide enough is labelled inside with its series name and amount,
-/// else with its amount alone, else not at all (its amount is on hover). `amount` writes an
+/// else with its amount alone, else after the bar ("+ RNG seed 8 B"; and on hover). `amount` writes an
 /// amount with its unit; `axis` names the axis and its unit.
 pub fn stacked_bars(
     ui: &mut egui::Ui,
@@ -348,19 +349,52 @@ pub fn stacked_bars(
         .fold(0.0, f32::max)
         .min(width * 0.35)
         + 10.0;
-    let value_w = bars
-        .iter()
-        .map(|b| text_width(&p, &b.text, small))
-        .fold(0.0, f32::max)
-        + 10.0;
     let x0 = rect.left() + name_w;
-    let x1 = (rect.right() - value_w).max(x0 + 40.0);
     let max = bars
         .iter()
         .map(|b| b.parts.iter().map(|x| x.1).sum::<f64>())
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE);
-    let scale = f64::from(x1 - x0) / max;
+    let series_name = |s: usize| series.get(s).map_or("", |s| s.name.as_str());
+    // Whether a part can hold at least its amount at `scale` points per unit.
+    let fits = |v: f64, scale: f64| text_width(&p, &amount(v), small) + 6.0 <= (v * scale) as f32;
+    // Parts too narrow for a label are named after the bar instead ("+ RNG seed 8 B"; the
+    // series name without its parenthesis), so every part is labelled somewhere. The scale
+    // depends on the room those texts leave: measured at the scale without them, then again.
+    let end_texts = |scale: f64| -> Vec<String> {
+        bars.iter()
+            .map(|b| {
+                let mut t = b.text.clone();
+                for (s, v) in &b.parts {
+                    if !fits(*v, scale) {
+                        let name = series_name(*s);
+                        let short = name.split(" (").next().unwrap_or(name);
+                        let short = short.split('（').next().unwrap_or(short);
+                        let more = format!("{t}  + {} {}", marks::plain(short), amount(*v));
+                        // At most a third of the width: the bars keep the rest.
+                        if text_width(&p, &more, small) > width / 3.0 {
+                            break;
+                        }
+                        t = more;
+                    }
+                }
+                t
+            })
+            .collect()
+    };
+    let scale_for = |texts: &[String]| {
+        let value_w = texts
+            .iter()
+            .map(|t| text_width(&p, t, small))
+            .fold(0.0, f32::max)
+            + 10.0;
+        let x1 = (rect.right() - value_w).max(x0 + 40.0);
+        f64::from(x1 - x0) / max
+    };
+    let plain_texts: Vec<String> = bars.iter().map(|b| b.text.clone()).collect();
+    let ends = end_texts(scale_for(&plain_texts));
+    let scale = scale_for(&ends);
+    let x1 = x0 + (max * scale) as f32;
     let mut hover = None;
     for (i, b) in bars.iter().enumerate() {
         let y = rect.top() + i as f32 * (bar_h + gap);
@@ -413,7 +447,7 @@ pub fn stacked_bars(
         p.text(
             Pos2::new(x.max(x0) + 6.0, y + bar_h / 2.0),
             egui::Align2::LEFT_CENTER,
-            &b.text,
+            ends.get(i).unwrap_or(&b.text),
             FontId::proportional(small),
             text,
         );

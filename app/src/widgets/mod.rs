@@ -23,15 +23,15 @@ pub mod stepper;
 pub mod trace;
 
 pub use bank_grid::bank_grid;
-pub use bars::{Bar, BarGroup, Scale, Series, StackedBar, grouped_bars, stacked_bars};
+pub use bars::{Bar, BarGroup, Scale, Series, StackedBar, grouped_bars, legend, stacked_bars};
 pub use butterfly::butterfly;
 pub use dag::dag;
 pub use definitions::definitions;
-pub use format::{format_number, format_sig};
+pub use format::{byte_unit, bytes_text, format_number, format_sig};
 pub use gantt::{GanttBar, GanttRow, fitted_text, gantt};
 pub use lanes::{LaneCell, lane_strip};
 pub use ledger_bars::{LedgerBar, ledger_bars};
-pub use log_log_plot::{log_log_plot, log_log_plot_at};
+pub use log_log_plot::{log_log_plot, log_log_plot_coloured};
 pub use palette::*;
 pub use segment_map::{
     BlockUse, MAP_ALLOCATED, MAP_PENDING, MAP_ROUNDING, MapBlock, MapSegment, mib_text,

@@ -5,7 +5,7 @@
 use crate::i18n::tr;
 use crate::trf;
 use crate::views::{View, ViewContext};
-use crate::widgets::{self, Bar, BarGroup, Scale, Series, format_sig};
+use crate::widgets::{self, Bar, BarGroup, Scale, Series, bytes_text, format_sig};
 use warpscope_core::Error;
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
@@ -30,18 +30,6 @@ impl View for FormulaView {
 
 fn num(v: f64) -> String {
     format_sig(v, 4)
-}
-
-/// Bytes with a binary unit: "512 B", "32 KiB", "32 MiB".
-fn bytes_text(b: u64) -> String {
-    let v = b as f64;
-    if b >= 1 << 20 {
-        format!("{} MiB", format_sig(v / f64::from(1u32 << 20), 4))
-    } else if b >= 1 << 10 {
-        format!("{} KiB", format_sig(v / 1024.0, 4))
-    } else {
-        format!("{b} B")
-    }
 }
 
 /// A difference as the bars write it.
@@ -74,11 +62,6 @@ fn formulas(ui: &mut egui::Ui) {
         ),
     ];
     widgets::definitions(ui, &rows);
-}
-
-/// `(name, points)` series borrowed as [`widgets::log_log_plot`] takes them.
-fn as_refs(v: &[(String, Vec<[f64; 2]>)]) -> Vec<(&str, Vec<[f64; 2]>)> {
-    v.iter().map(|(n, p)| (n.as_str(), p.clone())).collect()
 }
 
 /// `softmax-formula`.
@@ -183,47 +166,59 @@ fn draw(ui: &mut egui::Ui, o: &FormulaOutput, values: &ParamValues) {
     };
     let here = o.cost_by_len.iter().find(|c| c.len == len);
     let this_l = trf!(ui, "L = {}", "L = {}", len);
-    let mut flops = vec![
-        (
-            tr(ui, "formula: 4L", "公式：4L").to_owned(),
-            pts(&|c| c.flops_formula),
-        ),
-        (
-            tr(ui, "Jacobian: 2L²", "雅可比：2L²").to_owned(),
-            pts(&|c| c.flops_jacobian),
+    let names = [
+        tr(ui, "formula: 4L FLOPs, y: 8L B", "公式：4L 次运算，y：8L B"),
+        tr(
+            ui,
+            "Jacobian: 2L² FLOPs, J: 8L² B",
+            "雅可比：2L² 次运算，J：8L² B",
         ),
     ];
-    let mut bytes = vec![
-        (
-            tr(ui, "formula keeps y: 8L B", "公式只存 y：8L B").to_owned(),
-            pts(&|c| c.bytes_formula),
-        ),
-        (
-            tr(ui, "Jacobian J: 8L² B", "雅可比 J：8L² B").to_owned(),
-            pts(&|c| c.bytes_jacobian),
-        ),
+    let colours = [widgets::BLUE, widgets::VERMILLION];
+    let mut flops: Vec<(&str, Vec<[f64; 2]>, egui::Color32)> = vec![
+        (names[0], pts(&|c| c.flops_formula), colours[0]),
+        (names[1], pts(&|c| c.flops_jacobian), colours[1]),
+    ];
+    let mut bytes: Vec<(&str, Vec<[f64; 2]>, egui::Color32)> = vec![
+        (names[0], pts(&|c| c.bytes_formula), colours[0]),
+        (names[1], pts(&|c| c.bytes_jacobian), colours[1]),
     ];
     if let Some(c) = here {
         let at = |a: u64, b: u64| vec![[c.len as f64, a as f64], [c.len as f64, b as f64]];
-        flops.push((this_l.clone(), at(c.flops_formula, c.flops_jacobian)));
-        bytes.push((this_l, at(c.bytes_formula, c.bytes_jacobian)));
+        flops.push((
+            &this_l,
+            at(c.flops_formula, c.flops_jacobian),
+            widgets::GREY,
+        ));
+        bytes.push((
+            &this_l,
+            at(c.bytes_formula, c.bytes_jacobian),
+            widgets::GREY,
+        ));
     }
+    let legend: Vec<Series> = flops
+        .iter()
+        .map(|(name, _, colour)| Series {
+            name: (*name).to_owned(),
+            colour: *colour,
+        })
+        .collect();
+    widgets::legend(ui, &legend);
     let (x, y_flops, y_bytes) = (
         tr(ui, "row length L", "行长 L"),
         tr(ui, "FLOPs per row", "每行 FLOPs"),
         tr(ui, "bytes per row", "每行字节数"),
     );
     // Side by side where there is room, one above the other in a small window.
-    let corner = egui_plot::Corner::LeftTop;
     if ui.available_width() >= 700.0 {
         ui.columns(2, |cols| {
             let (a, b) = cols.split_at_mut(1);
-            widgets::log_log_plot_at(&mut a[0], "sm-flops", &as_refs(&flops), x, y_flops, corner);
-            widgets::log_log_plot_at(&mut b[0], "sm-bytes", &as_refs(&bytes), x, y_bytes, corner);
+            widgets::log_log_plot_coloured(&mut a[0], "sm-flops", &flops, x, y_flops, None);
+            widgets::log_log_plot_coloured(&mut b[0], "sm-bytes", &bytes, x, y_bytes, None);
         });
     } else {
-        widgets::log_log_plot_at(ui, "sm-flops", &as_refs(&flops), x, y_flops, corner);
-        widgets::log_log_plot_at(ui, "sm-bytes", &as_refs(&bytes), x, y_bytes, corner);
+        widgets::log_log_plot_coloured(ui, "sm-flops", &flops, x, y_flops, None);
+        widgets::log_log_plot_coloured(ui, "sm-bytes", &bytes, x, y_bytes, None);
     }
     if let Some(c) = here {
         ui.label(trf!(

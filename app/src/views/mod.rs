@@ -159,6 +159,7 @@ pub static REGISTRY: &[Entry] = &[
     line::<softmax::formula::FormulaView>(),
     line::<softmax::warp::WarpView>(),
     line::<softmax::fusion::FusionView>(),
+    line::<softmax::saved::SavedView>(),
     line::<trainer::census::CensusView>(),
     line::<trainer::workspace::WorkspaceView>(),
     line::<trainer::fp16::Fp16View>(),

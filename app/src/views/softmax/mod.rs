@@ -2,4 +2,5 @@
 
 pub mod formula;
 pub mod fusion;
+pub mod saved;
 pub mod warp;

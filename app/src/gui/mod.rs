@@ -293,7 +293,8 @@ impl WarpscopeApp {
         }
         state.poll(ui.ctx());
         egui::Panel::left("parameters")
-            .default_size(250.0)
+            .exact_size(params::PANEL_WIDTH)
+            .resizable(false)
             .show(ui, |ui| params::side_panel(ui, state, zh));
         egui::CentralPanel::default().show(ui, |ui| {
             ui.heading(format!("{} {}", state.scene.section, state.scene.title.get(zh)));

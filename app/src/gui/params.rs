@@ -22,7 +22,8 @@ pub fn panel(
             .cloned()
             .unwrap_or_else(|| spec.default_value());
         let mut next = current.clone();
-        let label = ui.label(spec.label.get(zh)).id;
+        // Long captions wrap inside the panel's fixed width instead of widening it.
+        let label = ui.add(egui::Label::new(spec.label.get(zh)).wrap()).id;
         match (&spec.kind, &mut next) {
             (ParamKind::Int { min, max, log, .. }, ParamValue::Int(v)) => {
                 ui.add(
@@ -61,7 +62,12 @@ pub fn panel(
                     .filter(|(_, base)| base == v)
                     .map_or_else(|| v.clone(), |(draft, _)| draft);
                 let r = ui
-                    .add(egui::TextEdit::singleline(&mut draft).hint_text(spec.label.get(zh)))
+                    .add(
+                        egui::TextEdit::singleline(&mut draft)
+                            // As wide as the panel, never wider: a long value scrolls inside.
+                            .desired_width(ui.available_width())
+                            .hint_text(spec.label.get(zh)),
+                    )
                     .labelled_by(label);
                 if r.lost_focus() && draft != *v {
                     *v = draft.clone();
@@ -103,6 +109,10 @@ pub fn panel(
     changed
 }
 
+/// The parameter panel's width, points, margins included: fixed, so no caption, value or
+/// message can widen it and squeeze the scene's picture (it would stay wide on every scene).
+pub const PANEL_WIDTH: f32 = 250.0;
+
 /// The window's parameter panel for `state`: the scene's summary, its controls with their
 /// errors, and the progress of a running computation with its Cancel button.
 pub fn side_panel(ui: &mut egui::Ui, state: &mut super::SceneState, zh: bool) {
@@ -127,7 +137,8 @@ pub fn side_panel(ui: &mut egui::Ui, state: &mut super::SceneState, zh: bool) {
         if let Some((started, fraction)) = state.running() {
             let secs = started.elapsed().as_secs_f32();
             let mut cancel = false;
-            ui.horizontal(|ui| {
+            // Wrapped: bar, time and Cancel stay inside the panel's fixed width.
+            ui.horizontal_wrapped(|ui| {
                 match fraction {
                     Some(f) => {
                         ui.add(

@@ -50,14 +50,14 @@ fn draw(ui: &mut egui::Ui, result: &serde_json::Value) {
                             ui.monospace(k);
                         }
                     }
-                    ui.label(short(v));
+                    crate::widgets::marks::label(ui, short(v));
                     ui.end_row();
                 }
             });
     }
     ui.collapsing("JSON", |ui| {
         let text = serde_json::to_string_pretty(result).unwrap_or_default();
-        ui.monospace(text);
+        crate::widgets::marks::label(ui, egui::RichText::new(text).monospace());
     });
 }
 

@@ -157,15 +157,19 @@ pub const fn line<V: View>() -> Entry {
 pub static REGISTRY: &[Entry] = &[
     line::<reduction::ReductionView>(),
     line::<banks::BanksView>(),
+    line::<layernorm::formulas::FormulasView>(),
     line::<layernorm::syncs::SyncsView>(),
     line::<layernorm::bytes::BytesView>(),
     line::<layernorm::error::ErrorView>(),
     line::<layernorm::dgamma::DgammaView>(),
+    line::<softmax::formula::FormulaView>(),
     line::<softmax::warp::WarpView>(),
     line::<softmax::fusion::FusionView>(),
+    line::<softmax::saved::SavedView>(),
     line::<trainer::census::CensusView>(),
     line::<trainer::workspace::WorkspaceView>(),
     line::<trainer::fp16::Fp16View>(),
+    line::<trainer::timing::TimingView>(),
     line::<memory::lifetimes::LifetimesView>(),
     line::<memory::plan::PlanView>(),
     line::<memory::allocator::AllocatorView>(),
@@ -215,6 +219,6 @@ mod tests {
             assert_eq!(view.events(&other), 0, "{} counted another result", e.scene);
         }
         // A scene without a view of its own falls back to the generic table.
-        assert_eq!(entry("softmax-formula").scene, "");
+        assert_eq!(entry("no-such-scene").scene, "");
     }
 }

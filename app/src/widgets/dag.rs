@@ -44,12 +44,14 @@ pub fn dag(
     }
     for (i, l) in labels.iter().enumerate() {
         let c = centre(i);
+        let chars = super::marks::resolve(l).text.chars().count();
         let r = Rect::from_center_size(
             c,
-            Vec2::new((cw - 8.0).min(7.0 * l.chars().count() as f32 + 12.0), 20.0),
+            Vec2::new((cw - 8.0).min(7.0 * chars as f32 + 12.0), 20.0),
         );
         p.rect_filled(r, 4.0, if reductions[i] { ORANGE } else { BLUE });
-        p.text(
+        super::marks::text(
+            &p,
             c,
             egui::Align2::CENTER_CENTER,
             l,

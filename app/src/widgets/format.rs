@@ -10,3 +10,81 @@ pub fn format_number(f: f64) -> String {
         format!("{f:.3e}")
     }
 }
+
+/// `f` to `digits` significant digits, trailing zeros dropped ("0.002316", "6.118", "12"; an
+/// integer part keeps all its digits: "123457");
+/// scientific with `digits − 1` decimals outside 1e-3..1e6 ("1.332e-15"), like
+/// [`format_number`].
+pub fn format_sig(f: f64, digits: usize) -> String {
+    let a = f.abs();
+    if f == 0.0 || !f.is_finite() {
+        return format!("{f}");
+    }
+    if (1e-3..1e6).contains(&a) {
+        let magnitude = a.log10().floor() as i64;
+        let decimals = (digits as i64 - 1 - magnitude).max(0) as usize;
+        let s = format!("{f:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s
+        }
+    } else {
+        format!("{f:.*e}", digits.saturating_sub(1))
+    }
+}
+
+/// Binary units for [`bytes_text`]: (name, bytes).
+const BYTE_UNITS: [(&str, f64); 7] = [
+    ("EiB", 1_152_921_504_606_846_976.0),
+    ("PiB", 1_125_899_906_842_624.0),
+    ("TiB", 1_099_511_627_776.0),
+    ("GiB", 1_073_741_824.0),
+    ("MiB", 1_048_576.0),
+    ("KiB", 1024.0),
+    ("B", 1.0),
+];
+
+/// The largest binary unit (B, KiB, … EiB) `bytes` fills at least once: (name, bytes in it).
+pub fn byte_unit(bytes: f64) -> (&'static str, f64) {
+    BYTE_UNITS
+        .iter()
+        .copied()
+        .find(|(_, u)| bytes >= *u)
+        .unwrap_or(("B", 1.0))
+}
+
+/// `bytes` in the largest binary unit it fills, four significant digits: "512 B", "32 KiB",
+/// "64 MiB", "1.5 GiB".
+pub fn bytes_text(bytes: u64) -> String {
+    let b = bytes as f64;
+    let (name, unit) = byte_unit(b);
+    format!("{} {name}", format_sig(b / unit, 4))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_in_binary_units_by_hand() {
+        assert_eq!(bytes_text(512), "512 B");
+        assert_eq!(bytes_text(32 * 1024), "32 KiB");
+        assert_eq!(bytes_text(96 << 20), "96 MiB");
+        assert_eq!(bytes_text(3 << 29), "1.5 GiB");
+        assert_eq!(bytes_text(1 << 60), "1 EiB");
+        assert_eq!(bytes_text(0), "0 B");
+        assert_eq!(byte_unit(2048.0), ("KiB", 1024.0));
+    }
+
+    #[test]
+    fn significant_digits_by_hand() {
+        assert_eq!(format_sig(0.002_316_4, 4), "0.002316");
+        assert_eq!(format_sig(6.117_9, 4), "6.118");
+        assert_eq!(format_sig(12.0, 4), "12");
+        assert_eq!(format_sig(-0.5, 3), "-0.5");
+        assert_eq!(format_sig(123_456.7, 4), "123457");
+        assert_eq!(format_sig(1.332_27e-15, 4), "1.332e-15");
+        assert_eq!(format_sig(0.0, 4), "0");
+    }
+}

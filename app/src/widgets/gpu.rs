@@ -216,7 +216,7 @@ impl GpuPanel {
                     // Adam's FP16-storage layouts (when the adapter has SHADER_F16) below f32's.
                     let f16 = r.f16_storage.iter().flat_map(|f| &f.variants);
                     for v in r.variants.iter().chain(f16) {
-                        ui.label(&v.name);
+                        super::marks::label(ui, &v.name);
                         ui.monospace(v.launches.to_string());
                         ui.monospace(format!("{:.1e}", v.verification.max_abs_error));
                         ui.monospace(if v.verification.passed {
@@ -240,7 +240,7 @@ impl GpuPanel {
                     r.comparison.launch_ratio
                 ));
                 for n in &r.notes {
-                    ui.label(egui::RichText::new(n).small());
+                    super::marks::label(ui, egui::RichText::new(n).small());
                 }
             }
         }

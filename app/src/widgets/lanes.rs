@@ -32,6 +32,73 @@ pub(super) fn short_value(v: f64) -> String {
     }
 }
 
+/// The ways of writing `v`, most precise first: [`short_value`] ("-0.23", "1.41", "12.3"),
+/// without the leading zero ("-.23"), one decimal ("-0.2", "1.4"), one decimal without the
+/// leading zero ("-.2"), an integer ("12", "1"), a power of ten ("1e3").
+pub(super) fn value_forms(v: f64) -> Vec<String> {
+    let mut forms = vec![short_value(v)];
+    if v.is_finite() {
+        let a = v.abs();
+        if a < 1.0 {
+            forms.push(format!("{v:.2}").replacen("0.", ".", 1));
+        }
+        if (0.01..10.0).contains(&a) {
+            let one = format!("{v:.1}");
+            let bare = one.replacen("0.", ".", 1);
+            forms.push(one);
+            forms.push(bare);
+        }
+        if a >= 1.0 {
+            forms.push(format!("{v:.0}"));
+        }
+        if a >= 100.0 {
+            forms.push(format!("{v:.0e}"));
+        }
+    }
+    // Keep only forms shorter than every one before them: a longer form never helps later.
+    let mut out: Vec<String> = Vec::new();
+    for f in forms {
+        if out
+            .last()
+            .is_none_or(|l| f.chars().count() < l.chars().count())
+        {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The most precise way of writing `v` that fits `max_w` points, at the largest font size from
+/// `max_size` down to `min_size` (a form is tried at every size before a shorter one), or
+/// `None` when not even the shortest fits at the smallest size.
+pub(super) fn fit_value(
+    painter: &egui::Painter,
+    v: f64,
+    max_w: f32,
+    max_size: f32,
+    min_size: f32,
+) -> Option<(String, FontId)> {
+    let mut sizes = vec![max_size];
+    let mut s = max_size;
+    while s - 0.5 >= min_size {
+        s -= 0.5;
+        sizes.push(s);
+    }
+    for form in value_forms(v) {
+        for &size in &sizes {
+            let font = FontId::proportional(size);
+            let w = painter
+                .layout_no_wrap(form.clone(), font.clone(), Color32::WHITE)
+                .size()
+                .x;
+            if w <= max_w {
+                return Some((form, font));
+            }
+        }
+    }
+    None
+}
+
 /// A row of lanes with their values; for shuffles, an arrow from each lane's source.
 pub fn lane_strip(ui: &mut egui::Ui, lanes: &[LaneCell]) {
     let n = lanes.len().max(1);
@@ -42,7 +109,7 @@ pub fn lane_strip(ui: &mut egui::Ui, lanes: &[LaneCell]) {
     let p = ui.painter_at(rect);
     let w = width / n as f32;
     let text = ui.visuals().text_color();
-    let font = FontId::proportional((w * 0.32).clamp(7.0, 12.0));
+    let font_size = (w * 0.32).clamp(7.0, 12.0);
     let box_top = rect.bottom() - 34.0;
     for (i, l) in lanes.iter().enumerate() {
         let x = rect.left() + i as f32 * w;
@@ -62,12 +129,15 @@ pub fn lane_strip(ui: &mut egui::Ui, lanes: &[LaneCell]) {
             FontId::proportional(8.0),
             Color32::WHITE,
         );
-        if let Some(v) = l.value {
+        // Narrow cells get a smaller font, then fewer digits (the hover has the full value).
+        if let Some(v) = l.value
+            && let Some((text, font)) = fit_value(&p, v, w - 3.0, font_size, 6.5)
+        {
             p.text(
                 cell.center_bottom() - Vec2::new(0.0, 9.0),
                 egui::Align2::CENTER_CENTER,
-                short_value(v),
-                font.clone(),
+                text,
+                font,
                 Color32::WHITE,
             );
         }
@@ -105,5 +175,47 @@ pub fn lane_strip(ui: &mut egui::Ui, lanes: &[LaneCell]) {
                 l.value.map_or("—".into(), |v| format!("{v}")),
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_forms_shorten_one_step_at_a_time() {
+        // Written out by hand: each form strictly shorter than the one before.
+        assert_eq!(value_forms(-0.2345), ["-0.23", "-.23", "-.2"]);
+        assert_eq!(value_forms(0.33), ["0.33", ".33", ".3"]);
+        assert_eq!(value_forms(1.41), ["1.41", "1.4", "1"]);
+        assert_eq!(value_forms(12.34), ["12.3", "12"]);
+        assert_eq!(value_forms(-1234.0), ["-1234", "-1e3"]);
+        assert_eq!(value_forms(f64::NAN), ["undef"]);
+    }
+
+    #[test]
+    fn fit_value_shrinks_the_font_before_the_digits() {
+        let ctx = egui::Context::default();
+        let mut out = ctx.run_ui(egui::RawInput::default(), |ui| {
+            let p = ui.painter();
+            let width = |s: &str, size: f32| {
+                p.layout_no_wrap(s.to_owned(), FontId::proportional(size), Color32::WHITE)
+                    .size()
+                    .x
+            };
+            // Room for "-0.23" at 9 pt: kept whole, at the largest size.
+            let w9 = width("-0.23", 9.0);
+            let (t, f) = fit_value(p, -0.2345, w9, 9.0, 6.5).expect("fits");
+            assert_eq!((t.as_str(), f.size), ("-0.23", 9.0));
+            // Room for "-0.23" only at 7 pt: the font shrinks, the digits stay.
+            let (t, f) = fit_value(p, -0.2345, width("-0.23", 7.0), 9.0, 6.5).expect("fits");
+            assert_eq!((t.as_str(), f.size), ("-0.23", 7.0));
+            // Not even at 6.5 pt: one digit less.
+            let (t, _) = fit_value(p, -0.2345, width("-.23", 6.5), 9.0, 6.5).expect("fits");
+            assert_eq!(t, "-.23");
+            // Nothing fits in one point.
+            assert!(fit_value(p, -0.2345, 1.0, 9.0, 6.5).is_none());
+        });
+        out.textures_delta.clear();
     }
 }

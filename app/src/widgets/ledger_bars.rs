@@ -39,7 +39,8 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
     for bar in bars {
         let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, bar_h + 6.0), Sense::hover());
         let p = ui.painter_at(rect);
-        p.text(
+        super::marks::text(
+            &p,
             Pos2::new(rect.left(), rect.center().y),
             egui::Align2::LEFT_CENTER,
             &bar.name,
@@ -63,11 +64,16 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
             );
             // Measured, not estimated from the character count: a hanzi is twice as wide.
             let label_w = p
-                .layout_no_wrap(label.clone(), FontId::proportional(10.5), Color32::WHITE)
+                .layout_no_wrap(
+                    super::marks::resolve(label).text,
+                    FontId::proportional(10.5),
+                    Color32::WHITE,
+                )
                 .size()
                 .x;
             if w > label_w + 4.0 {
-                p.text(
+                super::marks::text(
+                    &p,
                     seg.center(),
                     egui::Align2::CENTER_CENTER,
                     label,
@@ -76,6 +82,7 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
                 );
             }
             if resp.hover_pos().is_some_and(|h| seg.contains(h)) {
+                let label = super::marks::plain(label);
                 hovered = Some(trf!(
                     ui,
                     "{label}: {} {unit} ({:.1}% of {})",

@@ -317,7 +317,7 @@ fn differences(ui: &mut egui::Ui, rec: &Recording) {
                         row(ui, name, s, r);
                     }
                     for v in c.values.iter().take(4) {
-                        ui.label(&v.name);
+                        crate::widgets::marks::label(ui, &v.name);
                         ui.monospace(format!("{:.7}", v.simulated));
                         let text = format!(
                             "{:.7} (Δ {:+.1e}; f64 {:.7} ± {:.0e})",

@@ -84,13 +84,16 @@ impl Stepper {
         }
         self.pos = self.pos.min(len - 1);
         if figure_mode(ui.ctx()) {
-            ui.label(trf!(
+            super::marks::label(
                 ui,
-                "{} — event {} of {len}",
-                "{} — 第 {} 个事件，共 {len} 个",
-                trace.kernel,
-                self.pos
-            ));
+                trf!(
+                    ui,
+                    "{} — event {} of {len}",
+                    "{} — 第 {} 个事件，共 {len} 个",
+                    trace.kernel,
+                    self.pos
+                ),
+            );
             return false;
         }
         // Keys act only when no text field has focus.

@@ -81,7 +81,7 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
     let e = &events[i];
     ui.horizontal_wrapped(|ui| {
         ui.strong(trf!(ui, "warp {w} · {}", "线程束 {w} · {}", e.kind.short()));
-        ui.label(&e.label);
+        widgets::marks::label(ui, &e.label);
         if let Some(l) = e.level {
             ui.label(trf!(ui, "· tree level {l}", "· 树的第 {l} 层"));
         }
@@ -131,7 +131,8 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
     if let Some(t) = current_tag {
         let (rows, masks) = butterfly_rows(events, t, i);
         let current = rows.iter().rposition(Option::is_some);
-        ui.label(
+        widgets::marks::label(
+            ui,
             egui::RichText::new(trf!(
                 ui,
                 "Butterfly of {t} in warp {w}: shfl_xor, then add",
@@ -156,7 +157,8 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
             };
             let addrs: Vec<Option<u64>> = se.lanes.iter().map(|l| l.address).collect();
             if let Ok(cost) = BankConfig::default().request(&addrs, width) {
-                ui.label(
+                widgets::marks::label(
+                    ui,
                     egui::RichText::new(trf!(
                         ui,
                         "Shared memory, last request of warp {w}: {} — {} wavefront(s), ideal {}",

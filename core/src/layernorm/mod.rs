@@ -102,6 +102,16 @@ impl Dtype {
         }
     }
 
+    /// Unit roundoff u of the storage type (half an ulp at 1): 2⁻⁵³ for f64, 2⁻²⁴ for f32, 2⁻¹¹
+    /// for f16 — the relative error of storing one number.
+    pub fn unit_roundoff(self) -> f64 {
+        match self {
+            Dtype::F64 => 2f64.powi(-53),
+            Dtype::F32 => 2f64.powi(-24),
+            Dtype::F16 => 2f64.powi(-11),
+        }
+    }
+
     /// Rounds `v` to this type's *storage* precision (f16 for [`Dtype::F16`]).
     pub fn store(self, v: f64) -> f64 {
         match self {
@@ -349,6 +359,17 @@ pub(crate) fn check_elements(rows: u64, cols: u64, bytes_per_element: u64) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unit_roundoff_is_half_the_gap_above_one() {
+        // The next number after 1 is 1 + 2u: storing 1 + u rounds (to even) back to 1, storing
+        // 1 + 2u keeps it.
+        for d in [Dtype::F64, Dtype::F32, Dtype::F16] {
+            let u = d.unit_roundoff();
+            assert_eq!(d.store(1.0 + u), 1.0, "{}", d.name());
+            assert_eq!(d.store(1.0 + 2.0 * u), 1.0 + 2.0 * u, "{}", d.name());
+        }
+    }
 
     #[test]
     fn hand_computed_two_element_row() {

@@ -142,8 +142,38 @@ pub struct FormulaOutput {
     pub flops_jacobian_per_row: u64,
     /// Bytes of one explicit f64 Jacobian, 8·L².
     pub jacobian_bytes_f64: u64,
+    /// Bytes the formula needs besides ∇y: y itself, 8·L in f64.
+    pub formula_bytes_f64: u64,
+    /// The per-row costs at L = 1, 2, 4, … up to [`MAX_LEN`], and the chosen L.
+    pub cost_by_len: Vec<FormulaCost>,
     /// Row 0 in full.
     pub first_row: FormulaRow,
+}
+
+/// One row's backward at one length, both ways: FLOPs and f64 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FormulaCost {
+    /// Row length L.
+    pub len: u64,
+    /// FLOPs of the formula: 2L (the dot product) + 2L (subtract, multiply).
+    pub flops_formula: u64,
+    /// FLOPs of the Jacobian product ∇y·J: 2L² (building J costs another 2L²).
+    pub flops_jacobian: u64,
+    /// Bytes the formula needs besides ∇y: y, 8·L.
+    pub bytes_formula: u64,
+    /// Bytes of the explicit Jacobian J, 8·L².
+    pub bytes_jacobian: u64,
+}
+
+/// The per-row costs at length `len` (f64 bytes).
+pub fn cost(len: u64) -> FormulaCost {
+    FormulaCost {
+        len,
+        flops_formula: 4 * len,
+        flops_jacobian: 2 * len * len,
+        bytes_formula: 8 * len,
+        bytes_jacobian: 8 * len * len,
+    }
 }
 
 /// ∇x = ∇y·J with J built explicitly (f64).
@@ -213,9 +243,20 @@ pub fn run(p: &FormulaParams) -> Result<FormulaOutput, Error> {
         max_abs_row_sum_f64: 0.0,
         max_abs_row_sum_f32: 0.0,
         reductions_per_row: 1,
-        flops_formula_per_row: 4 * p.len,
-        flops_jacobian_per_row: 2 * p.len * p.len,
-        jacobian_bytes_f64: 8 * p.len * p.len,
+        flops_formula_per_row: cost(p.len).flops_formula,
+        flops_jacobian_per_row: cost(p.len).flops_jacobian,
+        jacobian_bytes_f64: cost(p.len).bytes_jacobian,
+        formula_bytes_f64: cost(p.len).bytes_formula,
+        cost_by_len: {
+            let mut lens: Vec<u64> = std::iter::successors(Some(1u64), |l| Some(l * 2))
+                .take_while(|l| *l <= MAX_LEN)
+                .collect();
+            if !lens.contains(&p.len) {
+                lens.push(p.len);
+                lens.sort_unstable();
+            }
+            lens.into_iter().map(cost).collect()
+        },
         first_row: FormulaRow {
             y: Vec::new(),
             dy: Vec::new(),
@@ -307,6 +348,34 @@ mod tests {
         assert!(o.max_abs_row_sum_f32 < 1e-5);
         assert!(o.max_abs_diff_jacobian_f32 > o.max_abs_diff_jacobian);
         assert_eq!(o.first_row.dx_formula.len(), 64);
+    }
+
+    #[test]
+    fn costs_by_hand() {
+        // L = 3: the formula 2·3 + 2·3 = 12 FLOPs and y's 3 × 8 = 24 bytes; the Jacobian
+        // product 2·9 = 18 FLOPs and J's 9 × 8 = 72 bytes.
+        let c = cost(3);
+        assert_eq!(
+            (
+                c.flops_formula,
+                c.flops_jacobian,
+                c.bytes_formula,
+                c.bytes_jacobian
+            ),
+            (12, 18, 24, 72)
+        );
+        // The sweep: 1, 2, 4, …, 2048 (12 lengths) and L = 48 between 32 and 64.
+        let o = run(&FormulaParams {
+            rows: 1,
+            len: 48,
+            seed: 0,
+        })
+        .unwrap();
+        let lens: Vec<u64> = o.cost_by_len.iter().map(|c| c.len).collect();
+        assert_eq!(lens.len(), 13);
+        assert_eq!(&lens[5..8], &[32, 48, 64]);
+        assert_eq!(o.formula_bytes_f64, 48 * 8);
+        assert_eq!(o.jacobian_bytes_f64, 48 * 48 * 8);
     }
 
     #[test]

@@ -114,15 +114,17 @@ fn draw(ui: &mut egui::Ui, o: &BytesOutput) {
                     ui.strong("µs");
                     ui.end_row();
                     for k in &l.kernels {
-                        ui.label(&k.name);
-                        ui.label(
+                        widgets::marks::label(ui, &k.name);
+                        widgets::marks::label(
+                            ui,
                             k.reads
                                 .iter()
                                 .map(|a| format!("{} ({}×{} B)", a.name, a.elements, a.elem_bytes))
                                 .collect::<Vec<_>>()
                                 .join(", "),
                         );
-                        ui.label(
+                        widgets::marks::label(
+                            ui,
                             k.writes
                                 .iter()
                                 .map(|a| format!("{} ({}×{} B)", a.name, a.elements, a.elem_bytes))

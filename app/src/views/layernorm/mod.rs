@@ -3,4 +3,5 @@
 pub mod bytes;
 pub mod dgamma;
 pub mod error;
+pub mod formulas;
 pub mod syncs;

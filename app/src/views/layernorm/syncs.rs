@@ -69,12 +69,19 @@ fn draw_graph(ui: &mut egui::Ui, g: &Graph) {
 
 /// `layernorm-syncs`.
 fn draw(ui: &mut egui::Ui, o: &SyncsOutput, view: &mut SyncsView, cx: &mut ViewContext<'_>) {
-    ui.label(trf!(
+    widgets::marks::label(
         ui,
-        "Autograd-style chain: {} dependent block reductions → {} barriers. Rewrite: Σg and Σg·x̂ in one tree → {} reduction, {} barriers ({} barriers per block reduction).",
-        "自动求导式的链：{} 次有依赖的块内归约 → {} 次栅栏。重排：Σg 和 Σg·x̂ 放进同一棵树 → {} 次归约，{} 次栅栏（每次块内归约 {} 次栅栏）。",
-        o.autograd_syncs, o.autograd_barriers, o.fused_syncs, o.fused_barriers, o.barriers_per_block_reduction
-    ));
+        trf!(
+            ui,
+            "Autograd-style chain: {} dependent block reductions → {} barriers. Rewrite: Σg and Σg·x̂ in one tree → {} reduction, {} barriers ({} barriers per block reduction).",
+            "自动求导式的链：{} 次有依赖的块内归约 → {} 次栅栏。重排：Σg 和 Σg·x̂ 放进同一棵树 → {} 次归约，{} 次栅栏（每次块内归约 {} 次栅栏）。",
+            o.autograd_syncs,
+            o.autograd_barriers,
+            o.fused_syncs,
+            o.fused_barriers,
+            o.barriers_per_block_reduction
+        ),
+    );
     for (title, g) in [
         (
             tr(
@@ -94,14 +101,16 @@ fn draw(ui: &mut egui::Ui, o: &SyncsOutput, view: &mut SyncsView, cx: &mut ViewC
     }
     ui.separator();
     {
-        let rewrite = tr(
+        // A radio button's text cannot carry a painted accent: the hat follows the letter.
+        let rewrite = widgets::marks::plain(tr(
             ui,
             "the rewrite (Σg, Σg·x̂ together)",
             "重排（Σg、Σg·x̂ 一起归约）",
-        );
+        ))
+        .into_owned();
         let chain = tr(ui, "the autograd-style chain", "自动求导式的链");
         let caption = tr(ui, "Step through:", "逐步查看：");
-        if crate::widgets::run_choice(ui, caption, &mut view.sequential, rewrite, chain) {
+        if crate::widgets::run_choice(ui, caption, &mut view.sequential, &rewrite, chain) {
             cx.stepper.pos = 0;
         }
     }

@@ -69,32 +69,34 @@ fn draw(ui: &mut egui::Ui, result: &serde_json::Value) {
             let zh_text =
                 |texts: &[&'static str; 12]| n.and_then(|n| texts.get(n).copied()).filter(|_| zh);
             let question = zh_text(&QUESTIONS_ZH).unwrap_or(e["question"].as_str().unwrap_or(""));
-            ui.add(egui::Label::new(question).wrap());
+            crate::widgets::marks::label(ui, question);
             let answer = zh_text(&ANSWERS_ZH).or(e["lecture_answer"].as_str());
             if let Some(a) = answer {
-                ui.add(
-                    egui::Label::new(
-                        egui::RichText::new(trf!(ui, "Lecture: {a}", "讲义：{a}")).italics(),
-                    )
-                    .wrap(),
+                crate::widgets::marks::label(
+                    ui,
+                    egui::RichText::new(trf!(ui, "Lecture: {a}", "讲义：{a}")).italics(),
                 );
             }
             ui.collapsing(
                 trf!(ui, "computed answer ({k})", "计算结果（{k}）"),
                 |ui| {
-                    ui.add(
-                        egui::Label::new(
-                            egui::RichText::new(
-                                e["computed"][if zh { "zh" } else { "en" }]
-                                    .as_str()
-                                    .or(e["computed"]["en"].as_str())
-                                    .unwrap_or(""),
-                            )
-                            .small(),
+                    crate::widgets::marks::label(
+                        ui,
+                        egui::RichText::new(
+                            e["computed"][if zh { "zh" } else { "en" }]
+                                .as_str()
+                                .or(e["computed"]["en"].as_str())
+                                .unwrap_or(""),
                         )
-                        .wrap(),
+                        .small(),
                     );
-                    ui.monospace(serde_json::to_string_pretty(&e["answer"]).unwrap_or_default());
+                    crate::widgets::marks::label(
+                        ui,
+                        egui::RichText::new(
+                            serde_json::to_string_pretty(&e["answer"]).unwrap_or_default(),
+                        )
+                        .monospace(),
+                    );
                 },
             );
         });

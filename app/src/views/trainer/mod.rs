@@ -2,4 +2,5 @@
 
 pub mod census;
 pub mod fp16;
+pub mod timing;
 pub mod workspace;

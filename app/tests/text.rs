@@ -24,7 +24,7 @@ fn harness(scene: &str, w: f32, h: f32, wgpu: bool) -> Harness<'static, Warpscop
 }
 
 /// Every shape of the last frame, nested ones flattened.
-fn shapes(h: &Harness<'_, WarpscopeApp>) -> Vec<Shape> {
+fn shapes<S>(h: &Harness<'_, S>) -> Vec<Shape> {
     fn flat(s: &Shape, out: &mut Vec<Shape>) {
         match s {
             Shape::Vec(v) => v.iter().for_each(|s| flat(s, out)),
@@ -373,4 +373,80 @@ fn butterfly_values_stay_after_the_parameter_panel_was_pushed_wide() {
             );
         }
     }
+}
+
+#[test]
+fn the_figure_puts_each_hat_over_its_own_x() {
+    // The exported SVG writes one text element per painted text: each accented letter is a
+    // text of its own, so the rasteriser's glyph widths (∇, Σ, · differ from egui's) cannot
+    // carry the letter away from its hat.
+    let scene = warpscope_core::scene::find("layernorm-syncs").unwrap();
+    let svg = warpscope::export::scene_svg(
+        scene,
+        scene.defaults(),
+        &warpscope::export::FigureOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        !svg.chars().any(|c| ('\u{300}'..='\u{36F}').contains(&c)),
+        "no combining mark reaches the SVG (its rasteriser may box it)"
+    );
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    // (centre x, baseline y) of each text element with exactly `content`.
+    let at = |content: &str| -> Vec<(f64, f64)> {
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text") && n.text() == Some(content))
+            .filter_map(|n| {
+                let num = |a: &str| n.attribute(a).and_then(|v| v.parse::<f64>().ok());
+                Some((num("x")? + num("textLength")? / 2.0, num("y")?))
+            })
+            .collect()
+    };
+    let hats = at("\u{2C6}");
+    let xs = at("x");
+    assert!(hats.len() >= 6, "{} hats", hats.len());
+    for (hx, hy) in &hats {
+        assert!(
+            xs.iter()
+                .any(|(x, y)| (x - hx).abs() < 1.0 && (y - hy).abs() < 0.5),
+            "the hat at ({hx}, {hy}) is over no x of its own"
+        );
+    }
+}
+
+#[test]
+fn a_radio_button_with_x_hat_in_its_caption_selects_and_keeps_the_mark() {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(400.0, 100.0))
+        .build_ui_state(
+            |ui, v: &mut u8| {
+                warpscope::fonts::install(ui.ctx());
+                warpscope::widgets::marks::radio_value(ui, v, 1, "Σg·x\u{302} together");
+                warpscope::widgets::marks::radio_value(ui, v, 2, "one after the other");
+            },
+            0u8,
+        );
+    h.run();
+    // The caption's accessibility label keeps the mark; clicking it selects.
+    h.get_by_role_and_label(Role::RadioButton, "Σg·x\u{302} together")
+        .click();
+    h.run();
+    assert_eq!(*h.state(), 1);
+    h.get_by_role_and_label(Role::RadioButton, "one after the other")
+        .click();
+    h.run();
+    assert_eq!(*h.state(), 2);
+    // Its hat is painted over its x.
+    let all = shapes(&h);
+    let texts = texts(&all);
+    let hat = texts
+        .iter()
+        .find(|t| t.galley.text() == "\u{2C6}")
+        .map(|t| t.visual_bounding_rect().center().x)
+        .expect("a hat");
+    assert!(
+        glyphs_of(&texts, 'x')
+            .iter()
+            .any(|(x, _, _)| (x - hat).abs() < 1.5)
+    );
 }

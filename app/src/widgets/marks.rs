@@ -154,7 +154,8 @@ fn drawn_id() -> egui::Id {
 }
 
 /// Turns the painting of accents on or off in `ctx` (on until this is called). Off shows the
-/// bare letters — what egui alone draws; the GUI test renders both to see what the accents add.
+/// bare letters, laid out the same way — what egui alone draws; the GUI test renders both to
+/// see what the accents add.
 pub fn set_accents_drawn(ctx: &egui::Context, on: bool) {
     ctx.data_mut(|d| d.insert_temp(drawn_id(), on));
 }
@@ -164,8 +165,8 @@ pub fn accents_drawn(ctx: &egui::Context) -> bool {
     ctx.data(|d| d.get_temp::<bool>(drawn_id())).unwrap_or(true)
 }
 
-/// Paints `accents` over the letters of `galley` drawn at `pos`; a section without its own
-/// colour uses `fallback`.
+/// Paints `accents` over the letters of `galley` drawn at `pos` (not the text itself: see
+/// [`paint`]); a section without its own colour uses `fallback`.
 pub fn paint_accents(
     painter: &egui::Painter,
     pos: Pos2,
@@ -193,16 +194,9 @@ pub fn paint_accents(
             continue;
         };
         let byte = text.char_indices().nth(a.at).map_or(0, |(b, _)| b);
-        let Some(section) = galley
-            .job
-            .sections
-            .iter()
-            .find(|s| s.byte_range.contains(&egui::text::ByteIndex(byte)))
-            .or(galley.job.sections.first())
-        else {
+        let Some(format) = format_at(galley, byte) else {
             continue;
         };
-        let format = &section.format;
         let colour = if format.color == Color32::PLACEHOLDER {
             fallback
         } else {
@@ -223,6 +217,82 @@ pub fn paint_accents(
         );
         painter.galley(at, accent, colour);
     }
+}
+
+/// The section format of the character at byte `byte` of `galley`'s text (the first section's
+/// when none holds it).
+fn format_at(galley: &egui::Galley, byte: usize) -> Option<&egui::TextFormat> {
+    galley
+        .job
+        .sections
+        .iter()
+        .find(|s| s.byte_range.contains(&egui::text::ByteIndex(byte)))
+        .or(galley.job.sections.first())
+        .map(|s| &s.format)
+}
+
+/// Paints `galley` at `pos` with `accents` over their letters (see [`resolve`]); a section
+/// without its own colour uses `fallback`.
+///
+/// Each accented letter is painted as a text of its own, and the text between as pieces, each
+/// at the place the whole layout gives it: a figure's SVG writes one text element per shape,
+/// and its rasteriser's glyph widths differ from egui's (∇, Σ, ·), so in one long text a letter
+/// would drift away from the accent placed by egui's layout.
+pub fn paint(
+    painter: &egui::Painter,
+    pos: Pos2,
+    galley: &Arc<egui::Galley>,
+    accents: &[Accent],
+    fallback: Color32,
+) {
+    if accents.is_empty() {
+        painter.galley(pos, galley.clone(), fallback);
+        return;
+    }
+    let marked: std::collections::BTreeSet<usize> = accents.iter().map(|a| a.at).collect();
+    let byte_of: Vec<usize> = galley.job.text.char_indices().map(|(b, _)| b).collect();
+    // Characters before each row (a row ending a paragraph also ends its newline).
+    let mut first = 0usize;
+    for row in &galley.rows {
+        let glyphs = &row.row.glyphs;
+        let mut pieces: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut start = 0;
+        for k in 0..glyphs.len() {
+            if marked.contains(&(first + k)) {
+                pieces.push(start..k);
+                pieces.push(k..k + 1);
+                start = k + 1;
+            }
+        }
+        pieces.push(start..glyphs.len());
+        for piece in pieces {
+            let (Some(g0), Some(run)) = (glyphs.get(piece.start), glyphs.get(piece.clone())) else {
+                continue;
+            };
+            let text: String = run.iter().map(|g| g.chr).collect();
+            if text.trim().is_empty() {
+                continue;
+            }
+            let byte = byte_of.get(first + piece.start).copied().unwrap_or(0);
+            let Some(format) = format_at(galley, byte) else {
+                continue;
+            };
+            let colour = if format.color == Color32::PLACEHOLDER {
+                fallback
+            } else {
+                format.color
+            };
+            let part =
+                painter.layout_job(egui::text::LayoutJob::single_section(text, format.clone()));
+            let Some(p0) = part.rows.first().and_then(|r| r.row.glyphs.first()) else {
+                continue;
+            };
+            let at = pos + row.pos.to_vec2() + (g0.pos - p0.pos);
+            painter.galley(at, part, colour);
+        }
+        first += glyphs.len() + usize::from(row.ends_with_newline);
+    }
+    paint_accents(painter, pos, galley, accents, fallback);
 }
 
 /// Like [`egui::Ui::label`], with the combining marks of the text drawn ([`resolve`]). The
@@ -254,20 +324,54 @@ pub fn label(ui: &mut egui::Ui, text: impl Into<egui::RichText>) -> Response {
     };
     job.halign = egui::Align::LEFT;
     let galley = ui.fonts_mut(|f| f.layout_job(job));
-    let response = ui.add(egui::Label::new(galley.clone()));
+    let (rect, response) = ui.allocate_exact_size(galley.size(), egui::Sense::hover());
     response.widget_info(|| {
         egui::WidgetInfo::labeled(egui::accesskit::Role::Label, ui.is_enabled(), &original)
     });
-    if ui.is_rect_visible(response.rect) {
-        paint_accents(
+    if ui.is_rect_visible(rect) {
+        paint(
             ui.painter(),
-            response.rect.min,
+            rect.min,
             &galley,
             &m.accents,
             ui.visuals().text_color(),
         );
     }
     response
+}
+
+/// Like [`egui::Ui::radio_value`], with the combining marks of `text` drawn: the button, then
+/// its caption as a [`label`] (clicking either selects); the accessibility tree keeps the mark.
+pub fn radio_value<V: PartialEq>(
+    ui: &mut egui::Ui,
+    current: &mut V,
+    value: V,
+    text: &str,
+) -> Response {
+    if !text.chars().any(is_mark) {
+        return ui.radio_value(current, value, text);
+    }
+    ui.horizontal(|ui| {
+        ui.spacing_mut().item_spacing.x = ui.spacing().icon_spacing;
+        let checked = *current == value;
+        let button = ui.add(egui::RadioButton::new(checked, ""));
+        let caption = label(ui, text).interact(egui::Sense::click());
+        let mut response = button | caption;
+        if response.clicked() && !checked {
+            *current = value;
+            response.mark_changed();
+        }
+        response.widget_info(|| {
+            egui::WidgetInfo::selected(
+                egui::accesskit::Role::RadioButton,
+                ui.is_enabled(),
+                checked,
+                text,
+            )
+        });
+        response
+    })
+    .inner
 }
 
 /// Like [`egui::Painter::text`], with the combining marks of `text` drawn; returns the rect
@@ -286,8 +390,7 @@ pub fn text(
     let m = resolve(text);
     let galley = painter.layout_no_wrap(m.text, font, colour);
     let rect = anchor.anchor_size(pos, galley.size());
-    paint_accents(painter, rect.min, &galley, &m.accents, colour);
-    painter.galley(rect.min, galley, colour);
+    paint(painter, rect.min, &galley, &m.accents, colour);
     rect
 }
 

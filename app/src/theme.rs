@@ -29,3 +29,19 @@ pub fn apply_theme(ctx: &egui::Context, theme: Theme) {
         }
     }
 }
+
+/// `theme` as a session file names it (`warpscope_core::session::THEMES`).
+pub fn name(theme: Theme) -> &'static str {
+    match theme {
+        Theme::Dark => "dark",
+        Theme::Light => "light",
+        Theme::Slides => "slides",
+    }
+}
+
+/// The theme a session file names, if it is one.
+pub fn from_name(name: &str) -> Option<Theme> {
+    [Theme::Dark, Theme::Light, Theme::Slides]
+        .into_iter()
+        .find(|&t| self::name(t) == name)
+}

@@ -757,3 +757,35 @@ fn a_window_export_draws_the_run_and_event_on_screen() {
     );
     assert!(text.contains("event 1 of"), "the event on screen");
 }
+
+#[test]
+fn a_session_reopens_in_the_theme_and_language_it_was_saved_in() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut app = WarpscopeApp::new(Some("banks"));
+    app.synchronous = true;
+    app.zh = true;
+    app.theme = warpscope::export::Theme::Slides;
+    app.session_folder = dir.path().to_owned();
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
+    h.run();
+    h.get_by_label("保存会话").click();
+    h.run();
+    let file = std::fs::read_dir(dir.path())
+        .expect("folder")
+        .flatten()
+        .map(|e| e.path())
+        .next()
+        .expect("a session file");
+    let session = warpscope_core::session::Session::read(&file).expect("reads back");
+    assert_eq!(session.theme.as_deref(), Some("slides"));
+    assert_eq!(session.lang.as_deref(), Some("zh"));
+    // A window in the dark theme and English opens it as it was saved.
+    let mut other = WarpscopeApp::new(None);
+    assert!(!other.zh);
+    other.open_session(session);
+    assert_eq!(other.selected, "banks");
+    assert_eq!(other.theme, warpscope::export::Theme::Slides);
+    assert!(other.zh);
+}

@@ -30,7 +30,17 @@ struct RawSession {
     params: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
     step: Option<usize>,
+    #[serde(default)]
+    theme: Option<String>,
+    #[serde(default)]
+    lang: Option<String>,
 }
+
+/// The window themes a session may name.
+pub const THEMES: &[&str] = &["dark", "light", "slides"];
+
+/// The languages a session may name.
+pub const LANGS: &[&str] = &["en", "zh"];
 
 /// A saved scene state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,6 +54,12 @@ pub struct Session {
     /// The stepper's event, for scenes with a trace.
     #[serde(default)]
     pub step: Option<usize>,
+    /// The window's theme when it was saved: one of [`THEMES`] (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+    /// The window's language when it was saved: one of [`LANGS`] (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
 }
 
 impl Session {
@@ -67,10 +83,20 @@ impl Session {
         })?;
         let sc = scene::find(&raw.scene)
             .map_err(|_| Error::UnknownScene(crate::error::shorten(&raw.scene)))?;
+        let one_of = |key: &str, v: Option<String>, allowed: &[&str]| match v {
+            Some(x) if !allowed.contains(&x.as_str()) => Err(Error::BadInput(format!(
+                "session `{key}` is \"{}\"; expected one of {}",
+                crate::error::shorten(&x),
+                allowed.join(", ")
+            ))),
+            v => Ok(v),
+        };
         Ok(Session {
             scene: raw.scene,
             params: ParamValues::from_json(sc.params, &raw.params)?,
             step: raw.step,
+            theme: one_of("theme", raw.theme, THEMES)?,
+            lang: one_of("lang", raw.lang, LANGS)?,
         })
     }
 
@@ -94,6 +120,24 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn theme_and_language_round_trip_and_unknown_ones_are_refused() {
+        let s = Session::from_bytes(
+            br#"{"scene": "banks", "theme": "slides", "lang": "zh", "step": 0}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (s.theme.as_deref(), s.lang.as_deref()),
+            (Some("slides"), Some("zh"))
+        );
+        assert_eq!(Session::from_bytes(s.to_json().as_bytes()).unwrap(), s);
+        // Older files have neither, and keep reading.
+        let old = Session::from_bytes(br#"{"scene": "banks"}"#).unwrap();
+        assert_eq!((old.theme, old.lang), (None, None));
+        let e = Session::from_bytes(br#"{"scene": "banks", "theme": "neon"}"#).unwrap_err();
+        assert!(e.to_string().contains("dark, light, slides"), "{e}");
+    }
 
     #[test]
     fn round_trip_and_defaults() {

@@ -185,12 +185,19 @@ impl WarpscopeApp {
         }
     }
 
-    /// Shows a saved session: its scene, parameters and stepper event.
+    /// Shows a saved session: its scene, parameters and stepper event, in the theme and language
+    /// it was saved in (when the file names them).
     pub fn open_session(&mut self, session: warpscope_core::session::Session) {
         let Ok(sc) = registry::find(&session.scene) else {
             return;
         };
         self.selected = sc.id;
+        if let Some(t) = session.theme.as_deref().and_then(crate::theme::from_name) {
+            self.theme = t;
+        }
+        if let Some(l) = session.lang.as_deref() {
+            self.zh = l == "zh";
+        }
         if let Some(st) = self.state(sc.id) {
             st.values = session.params;
             st.stepper.pos = session.step.unwrap_or(0);

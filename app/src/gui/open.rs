@@ -61,6 +61,8 @@ pub fn session_for(file: &Path) -> warpscope_core::session::Session {
         scene: SCENE.to_owned(),
         params,
         step: None,
+        theme: None,
+        lang: None,
     }
 }
 

@@ -13,6 +13,7 @@ use warpscope_core::scene::Scene;
 use warpscope_core::text::Text;
 
 use crate::export::FigureOptions;
+use crate::i18n::Lang;
 
 /// What a save button writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +119,15 @@ impl SaveRequest {
                     scene: self.scene.id.to_owned(),
                     params: self.values.clone(),
                     step: Some(self.step),
+                    // The window's look, so reopening the session shows it as saved.
+                    theme: Some(crate::theme::name(self.opts.theme).to_owned()),
+                    lang: Some(
+                        match self.opts.lang {
+                            Lang::En => "en",
+                            Lang::Zh => "zh",
+                        }
+                        .to_owned(),
+                    ),
                 };
                 match crate::export::write_atomically(path, session.to_json().as_bytes()) {
                     Ok(()) => {

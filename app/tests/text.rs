@@ -230,6 +230,13 @@ fn parse_value(s: &str) -> Option<(f64, f64)> {
 fn wait_for(h: &mut Harness<'_, WarpscopeApp>, scene: &'static str) -> bool {
     let mut saw_progress = false;
     let start = std::time::Instant::now();
+    // A value set by the test is applied in the next frame and its computation starts in the
+    // one after (the window polls before it draws the parameter panel): step past both before
+    // asking whether the scene is done, or the old result would answer.
+    for _ in 0..3 {
+        h.step();
+        saw_progress |= h.query_by_label_contains("computing…").is_some();
+    }
     loop {
         h.step();
         saw_progress |= h.query_by_label_contains("computing…").is_some();

@@ -10,11 +10,15 @@ pub fn run_choice(ui: &mut egui::Ui, caption: &str, value: &mut bool, off: &str,
     ui.horizontal(|ui| {
         ui.label(caption);
         if figure_mode(ui.ctx()) {
-            ui.strong(if *value { on } else { off });
+            crate::widgets::marks::label(
+                ui,
+                egui::RichText::new(if *value { on } else { off }).strong(),
+            );
             false
         } else {
-            let a = ui.radio_value(value, false, off).changed();
-            let b = ui.radio_value(value, true, on).changed();
+            // Captions may carry combining marks (x̂): the marks widget paints them.
+            let a = crate::widgets::marks::radio_value(ui, value, false, off).changed();
+            let b = crate::widgets::marks::radio_value(ui, value, true, on).changed();
             a | b
         }
     })

@@ -101,16 +101,14 @@ fn draw(ui: &mut egui::Ui, o: &SyncsOutput, view: &mut SyncsView, cx: &mut ViewC
     }
     ui.separator();
     {
-        // A radio button's text cannot carry a painted accent: the hat follows the letter.
-        let rewrite = widgets::marks::plain(tr(
+        let rewrite = tr(
             ui,
             "the rewrite (Σg, Σg·x̂ together)",
             "重排（Σg、Σg·x̂ 一起归约）",
-        ))
-        .into_owned();
+        );
         let chain = tr(ui, "the autograd-style chain", "自动求导式的链");
         let caption = tr(ui, "Step through:", "逐步查看：");
-        if crate::widgets::run_choice(ui, caption, &mut view.sequential, &rewrite, chain) {
+        if crate::widgets::run_choice(ui, caption, &mut view.sequential, rewrite, chain) {
             cx.stepper.pos = 0;
         }
     }

@@ -1,9 +1,8 @@
 //! Animated GIFs of the stepper: one frame per trace event, drawn in order, rasterised and
 //! compressed on every core, at most [`MAX_FRAMES`].
 
-use super::svg::{document, shape_to_svg};
+use super::svg::{document, raster_options, shape_to_svg};
 use super::{ExportError, FigureOptions, draw_state, prepare, steps};
-use crate::fonts;
 use egui::epaint::{self, ClippedShape, Shape};
 use egui::{Color32, Rect};
 use std::fmt::Write as _;
@@ -186,23 +185,6 @@ pub(super) fn frame_svg(shapes: &[ClippedShape], area: Rect, bg: Color32) -> Str
         body.push_str("</g>\n");
     }
     document(&body, area, bg)
-}
-
-/// The SVG rasteriser's options with the GUI's embedded fonts, built once per animation.
-fn raster_options() -> resvg::usvg::Options<'static> {
-    let mut opt = resvg::usvg::Options::default();
-    let db = opt.fontdb_mut();
-    db.load_font_data(
-        egui::epaint::text::FontDefinitions::default()
-            .font_data
-            .get("Ubuntu-Light")
-            .map(|d| (*d.font).as_ref().to_vec())
-            .unwrap_or_default(),
-    );
-    db.load_font_data(fonts::NOTO_SC_SUBSET.to_vec());
-    db.load_font_data(fonts::DEJAVU_SUBSET.to_vec());
-    db.set_sans_serif_family("DejaVu Sans");
-    opt
 }
 
 /// Rasterises, quantises and LZW-compresses `frames` (SVG text and background) on every core,

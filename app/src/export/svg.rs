@@ -319,12 +319,9 @@ pub(super) fn document(body: &str, area: Rect, bg: Color32) -> String {
     )
 }
 
-/// Rasterises `svg` at `scale` × its size with the GUI's embedded fonts (no system fonts, no GPU).
-///
-/// # Errors
-/// [`ExportError::Render`] when the SVG does not parse or the image would be empty or over
-/// 16384 pixels on a side.
-pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
+/// The SVG rasteriser's options with the fonts the GUI embeds (egui's Ubuntu, the CJK and
+/// DejaVu subsets; no system fonts).
+pub(super) fn raster_options() -> resvg::usvg::Options<'static> {
     let mut opt = resvg::usvg::Options::default();
     let db = opt.fontdb_mut();
     db.load_font_data(
@@ -337,6 +334,16 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
     db.load_font_data(fonts::NOTO_SC_SUBSET.to_vec());
     db.load_font_data(fonts::DEJAVU_SUBSET.to_vec());
     db.set_sans_serif_family("DejaVu Sans");
+    opt
+}
+
+/// Rasterises `svg` at `scale` × its size with the GUI's embedded fonts (no system fonts, no GPU).
+///
+/// # Errors
+/// [`ExportError::Render`] when the SVG does not parse or the image would be empty or over
+/// 16384 pixels on a side.
+pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
+    let opt = raster_options();
     let tree =
         resvg::usvg::Tree::from_str(svg, &opt).map_err(|e| ExportError::Render(e.to_string()))?;
     let size = tree.size();

@@ -272,40 +272,19 @@ pub fn grouped_bars(
     }
     // The axis: a line, ticks with their labels, the title under them.
     let ay = y + 4.0;
-    p.line_segment(
-        [Pos2::new(x0, ay), Pos2::new(x1, ay)],
-        Stroke::new(1.0, text),
-    );
     let span = match scale {
         Scale::Log => (lo, hi),
         Scale::Linear => (0.0, hi),
     };
-    for (t, label) in ticks(scale, span.0, span.1) {
-        let x = x0 + (x1 - x0) * ((t - lo) / (hi - lo)).clamp(0.0, 1.0) as f32;
-        p.line_segment(
-            [Pos2::new(x, ay), Pos2::new(x, ay + 4.0)],
-            Stroke::new(1.0, text),
-        );
-        p.line_segment(
-            [Pos2::new(x, rect.top()), Pos2::new(x, ay)],
-            Stroke::new(0.5, GREY.gamma_multiply(0.35)),
-        );
-        p.text(
-            Pos2::new(x, ay + 5.0),
-            egui::Align2::CENTER_TOP,
-            label,
-            FontId::proportional(small),
-            text,
-        );
-    }
-    marks::text(
-        &p,
-        Pos2::new((x0 + x1) / 2.0, ay + 7.0 + small * 1.3),
-        egui::Align2::CENTER_TOP,
-        axis,
-        FontId::proportional(body),
-        text,
-    );
+    let at: Vec<(f32, String)> = ticks(scale, span.0, span.1)
+        .into_iter()
+        .map(|(t, label)| {
+            let x = x0 + (x1 - x0) * ((t - lo) / (hi - lo)).clamp(0.0, 1.0) as f32;
+            (x, label)
+        })
+        .collect();
+    let fonts = (small, body);
+    x_axis(&p, &at, (x0, x1), ay, Some(rect.top()), axis, fonts, text);
     if let Some(h) = hover {
         resp.on_hover_text(h);
     }
@@ -453,16 +432,46 @@ pub fn stacked_bars(
         );
     }
     let ay = rect.top() + bars.len() as f32 * (bar_h + gap);
+    let at: Vec<(f32, String)> = ticks(Scale::Linear, 0.0, max)
+        .into_iter()
+        .map(|(t, label)| (x0 + (t / max * f64::from(x1 - x0)) as f32, label))
+        .collect();
+    x_axis(&p, &at, (x0, x1), ay, None, axis, (small, body), text);
+    if let Some(h) = hover {
+        resp.on_hover_text(h);
+    }
+}
+
+/// A bar chart's value axis at height `ay` from `x0` to `x1`: the line, a tick and its label at
+/// each `(x, label)` of `at` (with a faint grid line up to `grid_top` when given), and the axis
+/// title under them. `fonts` = (tick label size, title size).
+#[allow(clippy::too_many_arguments)] // one per part of the axis
+fn x_axis(
+    p: &egui::Painter,
+    at: &[(f32, String)],
+    (x0, x1): (f32, f32),
+    ay: f32,
+    grid_top: Option<f32>,
+    axis: &str,
+    (small, body): (f32, f32),
+    text: Color32,
+) {
     p.line_segment(
         [Pos2::new(x0, ay), Pos2::new(x1, ay)],
         Stroke::new(1.0, text),
     );
-    for (t, label) in ticks(Scale::Linear, 0.0, max) {
-        let x = x0 + (t / max * f64::from(x1 - x0)) as f32;
+    for (x, label) in at {
+        let x = *x;
         p.line_segment(
             [Pos2::new(x, ay), Pos2::new(x, ay + 4.0)],
             Stroke::new(1.0, text),
         );
+        if let Some(top) = grid_top {
+            p.line_segment(
+                [Pos2::new(x, top), Pos2::new(x, ay)],
+                Stroke::new(0.5, GREY.gamma_multiply(0.35)),
+            );
+        }
         p.text(
             Pos2::new(x, ay + 5.0),
             egui::Align2::CENTER_TOP,
@@ -472,16 +481,13 @@ pub fn stacked_bars(
         );
     }
     marks::text(
-        &p,
+        p,
         Pos2::new((x0 + x1) / 2.0, ay + 7.0 + small * 1.3),
         egui::Align2::CENTER_TOP,
         axis,
         FontId::proportional(body),
         text,
     );
-    if let Some(h) = hover {
-        resp.on_hover_text(h);
-    }
 }
 
 #[cfg(test)]

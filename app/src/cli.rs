@@ -65,6 +65,10 @@ pub enum Command {
         /// Open a saved session file (scene, parameters, step).
         #[arg(long, value_name = "FILE")]
         preset: Option<std::path::PathBuf>,
+        /// Your own data for the scene, a JSON object (keys: README, or the window's Input
+        /// panel); scenes that take one: `warpscope list --long`.
+        #[arg(long, value_name = "FILE.json")]
+        input: Option<std::path::PathBuf>,
     },
     /// Print every scene id, one per line.
     List {
@@ -82,6 +86,10 @@ pub enum Command {
         /// Start from a saved session file (scene, parameters, step); --set still applies.
         #[arg(long, value_name = "FILE")]
         preset: Option<std::path::PathBuf>,
+        /// Your own data for the scene, a JSON object (keys: README, or the window's Input
+        /// panel); scenes that take one: `warpscope list --long`.
+        #[arg(long, value_name = "FILE.json")]
+        input: Option<std::path::PathBuf>,
         /// Set a parameter, e.g. `--set threads=256` (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -96,6 +104,10 @@ pub enum Command {
         /// Start from a saved session file (scene, parameters, step); --set and --step still apply.
         #[arg(long, value_name = "FILE")]
         preset: Option<std::path::PathBuf>,
+        /// Your own data for the scene, a JSON object (keys: README, or the window's Input
+        /// panel); scenes that take one: `warpscope list --long`.
+        #[arg(long, value_name = "FILE.json")]
+        input: Option<std::path::PathBuf>,
         /// Export every scene at its lecture preset into the folder --out.
         #[arg(long)]
         all: bool,
@@ -172,20 +184,27 @@ pub fn main() -> ExitCode {
             Some(f) => open_snapshot(&f),
             None => crate::gui::run(None, None),
         },
-        Some(Command::Gui { scene, preset }) => match preset
-            .map(|p| warpscope_core::session::Session::read(&p))
-            .transpose()
-        {
-            Ok(session) => crate::gui::run(scene, session),
+        Some(Command::Gui {
+            scene,
+            preset,
+            input,
+        }) => match gui_session(scene.as_deref(), preset.as_deref(), input.as_deref()) {
+            Ok((scene, session)) => crate::gui::run(scene, session),
             Err(e) => fail(2, &e.to_string()),
         },
         Some(Command::List { long, json }) => list(long, json),
         Some(Command::Report {
             scene,
             preset,
+            input,
             set,
             json,
-        }) => match report_from(scene.as_deref(), preset.as_deref(), &set) {
+        }) => match report_from(Source {
+            scene: scene.as_deref(),
+            preset: preset.as_deref(),
+            input: input.as_deref(),
+            set: &set,
+        }) {
             Ok(r) => {
                 let text = if json {
                     serde_json::to_string(&r)
@@ -205,6 +224,7 @@ pub fn main() -> ExitCode {
         Some(Command::Export {
             scene,
             preset,
+            input,
             all,
             set,
             step,
@@ -218,6 +238,12 @@ pub fn main() -> ExitCode {
             fps,
             format,
         }) => {
+            let src = Source {
+                scene: scene.as_deref(),
+                preset: preset.as_deref(),
+                input: input.as_deref(),
+                set: &set,
+            };
             let opts = crate::export::FigureOptions {
                 step,
                 theme,
@@ -239,16 +265,7 @@ pub fn main() -> ExitCode {
                         ),
                     );
                 }
-                animate(
-                    scene.as_deref(),
-                    preset.as_deref(),
-                    &set,
-                    &out,
-                    f32::from(scale),
-                    &opts,
-                    frames.as_deref(),
-                    fps,
-                )
+                animate(src, &out, f32::from(scale), &opts, frames.as_deref(), fps)
             } else if frames.is_some() {
                 fail(
                     2,
@@ -256,16 +273,7 @@ pub fn main() -> ExitCode {
                      step: use --step N)",
                 )
             } else {
-                export(
-                    scene.as_deref(),
-                    preset.as_deref(),
-                    all,
-                    &set,
-                    &out,
-                    f32::from(scale),
-                    &opts,
-                    &format,
-                )
+                export(src, all, &out, f32::from(scale), &opts, &format)
             }
         }
         Some(Command::Run {
@@ -295,6 +303,50 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// `warpscope gui`'s first scene and session: the preset's, with `--input`'s data replacing its
+/// input (checked here, before any window opens).
+///
+/// # Errors
+/// The session's or the input file's errors; `--input` without a scene.
+fn gui_session(
+    scene: Option<&str>,
+    preset: Option<&std::path::Path>,
+    input: Option<&std::path::Path>,
+) -> Result<(Option<String>, Option<warpscope_core::session::Session>), Error> {
+    if preset.is_none() && input.is_none() {
+        return Ok((scene.map(str::to_owned), None));
+    }
+    let r = resolve(Source {
+        scene,
+        preset,
+        input,
+        set: &[],
+    })?;
+    let session = warpscope_core::session::Session {
+        scene: r.scene.id.to_owned(),
+        params: r.values,
+        step: r.step,
+        theme: None,
+        lang: None,
+        input: r.input.map(|i| (*i).clone()),
+        note: None,
+    };
+    let session = match preset {
+        // The preset's look and note stay.
+        Some(p) => {
+            let saved = warpscope_core::session::Session::read(p)?;
+            warpscope_core::session::Session {
+                theme: saved.theme,
+                lang: saved.lang,
+                note: saved.note,
+                ..session
+            }
+        }
+        None => session,
+    };
+    Ok((Some(session.scene.clone()), Some(session)))
+}
+
 /// `warpscope FILE.pickle`: the window on that snapshot (`~` expanded); a path that is not a
 /// file is refused here, with status 2, before any window opens.
 fn open_snapshot(file: &std::path::Path) -> ExitCode {
@@ -318,18 +370,44 @@ fn fail(code: u8, message: &str) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// The scene, its parameter values and stepper event from a scene id and/or a `--preset` session
-/// file, then the `--set` assignments on top.
+/// Where a command's scene comes from: a scene id and/or a `--preset` session file, an
+/// `--input` file, and `--set` assignments on top.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Source<'a> {
+    /// The scene id given on the command line.
+    pub scene: Option<&'a str>,
+    /// `--preset FILE`: a session (scene, parameters, step, and maybe an input).
+    pub preset: Option<&'a std::path::Path>,
+    /// `--input FILE.json`: the user's own data (replaces a preset's input).
+    pub input: Option<&'a std::path::Path>,
+    /// `--set KEY=VALUE`, in order.
+    pub set: &'a [String],
+}
+
+/// A [`Source`] resolved: the scene, its parameter values, the stepper's event and the input.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The scene.
+    pub scene: &'static scene::Scene,
+    /// The parameter values (not yet validated against each other).
+    pub values: ParamValues,
+    /// The preset's stepper event.
+    pub step: Option<usize>,
+    /// The user's input: `--input`'s, else the preset's.
+    pub input: Option<scene::Input>,
+}
+
+/// Resolves `src`: the scene, its parameter values and stepper event from a scene id and/or a
+/// `--preset` session file, the `--set` assignments on top, and the input of `--input` (or of
+/// the preset).
 ///
 /// # Errors
 /// [`Error::InvalidParam`] (no scene named, a preset for another scene, a bad `--set`),
-/// [`Error::UnknownScene`], or the session file's errors.
-pub fn resolve(
-    scene_id: Option<&str>,
-    preset: Option<&std::path::Path>,
-    set: &[String],
-) -> Result<(&'static scene::Scene, ParamValues, Option<usize>), Error> {
-    let (s, mut values, step) = match preset {
+/// [`Error::UnknownScene`], the session file's errors, and the input file's: unreadable
+/// ([`Error::BadInput`]) or given to a scene that takes none ([`Error::InvalidInput`]).
+pub fn resolve(src: Source<'_>) -> Result<Resolved, Error> {
+    let (scene_id, preset, set) = (src.scene, src.preset, src.set);
+    let (s, mut values, step, mut input) = match preset {
         Some(path) => {
             let session = warpscope_core::session::Session::read(path)?;
             if let Some(id) = scene_id
@@ -345,7 +423,12 @@ pub fn resolve(
                     ),
                 ));
             }
-            (scene::find(&session.scene)?, session.params, session.step)
+            (
+                scene::find(&session.scene)?,
+                session.params,
+                session.step,
+                session.input.map(std::sync::Arc::new),
+            )
         }
         None => {
             let id = scene_id.ok_or_else(|| {
@@ -356,26 +439,34 @@ pub fn resolve(
                 )
             })?;
             let s = scene::find(id)?;
-            (s, ParamValues::defaults(s.params), None)
+            (s, ParamValues::defaults(s.params), None, None)
         }
     };
     for a in set {
         values.set_assignment(s.params, a)?;
     }
-    Ok((s, values, step))
+    if let Some(path) = src.input {
+        // Refused before the file is read when the scene takes no input.
+        s.input_spec()?;
+        input = Some(std::sync::Arc::new(warpscope_core::input::json::read(
+            path,
+        )?));
+    }
+    Ok(Resolved {
+        scene: s,
+        values,
+        step,
+        input,
+    })
 }
 
 /// [`resolve`] then compute.
 ///
 /// # Errors
 /// As [`resolve`], and the scene's own errors.
-pub fn report_from(
-    scene_id: Option<&str>,
-    preset: Option<&std::path::Path>,
-    set: &[String],
-) -> Result<scene::Report, Error> {
-    let (s, values, _) = resolve(scene_id, preset, set)?;
-    s.report(values)
+pub fn report_from(src: Source<'_>) -> Result<scene::Report, Error> {
+    let r = resolve(src)?;
+    r.scene.report_with(r.values, r.input.as_deref())
 }
 
 /// Parses `--set` assignments for `scene_id` and computes the scene.
@@ -443,10 +534,8 @@ fn list(long: bool, json: bool) -> ExitCode {
 
 #[allow(clippy::too_many_arguments)] // the subcommand's options, one each
 fn export(
-    scene: Option<&str>,
-    preset: Option<&std::path::Path>,
+    src: Source<'_>,
     all: bool,
-    set: &[String],
     out: &std::path::Path,
     scale: f32,
     opts: &crate::export::FigureOptions,
@@ -458,11 +547,16 @@ fn export(
         _ => 1,
     };
     if all {
-        if scene.is_some() || preset.is_some() || !set.is_empty() || opts.step.is_some() {
+        if src.scene.is_some()
+            || src.preset.is_some()
+            || src.input.is_some()
+            || !src.set.is_empty()
+            || opts.step.is_some()
+        {
             return fail(
                 2,
                 "--all exports every scene at its lecture preset: give no scene, --preset, \
-                 --set or --step",
+                 --input, --set or --step",
             );
         }
         if let Err(e) = std::fs::create_dir_all(out) {
@@ -474,7 +568,7 @@ fn export(
         let mut failed = 0;
         for s in scene::scenes() {
             let path = out.join(format!("{}.{format}", s.id));
-            match write_figure(s, s.defaults(), &path, scale, opts) {
+            match write_figure(s, s.defaults(), None, &path, scale, opts) {
                 Ok(p) => say!("{}", p.display()),
                 Err(e) => {
                     failed += 1;
@@ -488,18 +582,23 @@ fn export(
             ExitCode::from(1)
         };
     }
-    let (s, values, step) = match resolve(scene, preset, set) {
+    let Resolved {
+        scene: s,
+        values,
+        step,
+        input,
+    } = match resolve(src) {
         Ok(r) => r,
         Err(e) => return fail(2, &e.to_string()),
     };
-    if let Err((status, message)) = check_step(s, &values, opts.step, step) {
+    if let Err((status, message)) = check_step(s, &values, input.clone(), opts.step, step) {
         return fail(status, &message);
     }
     let opts = crate::export::FigureOptions {
         step: opts.step.or(step),
         ..*opts
     };
-    match write_figure(s, values, out, scale, &opts) {
+    match write_figure(s, values, input, out, scale, &opts) {
         Ok(p) => {
             say!("wrote {}", p.display());
             ExitCode::SUCCESS
@@ -518,6 +617,7 @@ fn export(
 fn check_step(
     s: &'static scene::Scene,
     values: &ParamValues,
+    input: Option<scene::Input>,
     explicit: Option<usize>,
     preset: Option<usize>,
 ) -> Result<(), (u8, String)> {
@@ -525,7 +625,7 @@ fn check_step(
     let Some(step) = explicit.or(preset) else {
         return Ok(());
     };
-    let state = crate::export::prepare(s, values.clone()).map_err(|e| {
+    let state = crate::export::prepare(s, values.clone(), input).map_err(|e| {
         let status = match e {
             ExportError::Scene(_) | ExportError::Format(_) => 2,
             _ => 1,
@@ -632,8 +732,12 @@ fn run_record(kernel: Option<&str>, set: &[String], json: bool, with_trace: bool
             ),
         );
     };
-    let (s, values, _) = match resolve(Some(scene_id), None, set) {
-        Ok(r) => r,
+    let (s, values) = match resolve(Source {
+        scene: Some(scene_id),
+        set,
+        ..Source::default()
+    }) {
+        Ok(r) => (r.scene, r.values),
         Err(e) => {
             return fail(
                 2,
@@ -699,9 +803,7 @@ fn parse_frames(text: &str) -> Result<(usize, Option<usize>), String> {
 
 #[allow(clippy::too_many_arguments)] // the subcommand's options, one each
 fn animate(
-    scene: Option<&str>,
-    preset: Option<&std::path::Path>,
-    set: &[String],
+    src: Source<'_>,
     out: &std::path::Path,
     scale: f32,
     opts: &crate::export::FigureOptions,
@@ -709,7 +811,12 @@ fn animate(
     fps: u16,
 ) -> ExitCode {
     use crate::export::{ExportError, animation, write_atomically};
-    let (s, values, _) = match resolve(scene, preset, set) {
+    let Resolved {
+        scene: s,
+        values,
+        input,
+        ..
+    } = match resolve(src) {
         Ok(r) => r,
         Err(e) => return fail(2, &e.to_string()),
     };
@@ -733,7 +840,7 @@ fn animate(
             eprintln!("warpscope: frame {done}/{total}");
         }
     };
-    let bytes = match animation(s, values, from, to, fps, scale, opts, &mut progress) {
+    let bytes = match animation(s, values, input, from, to, fps, scale, opts, &mut progress) {
         Ok(b) => b,
         Err(e @ ExportError::Scene(_)) => return fail(2, &e.to_string()),
         Err(e) => return fail(1, &e.to_string()),

@@ -66,6 +66,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&BanksParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

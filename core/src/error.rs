@@ -26,13 +26,40 @@ pub enum Error {
     /// ([`bounded`]): a decoder's message that quotes a whole file stays a few lines.
     #[error("{}", bounded(.0))]
     BadInput(String),
+    /// A key of a user's input (`--input FILE.json`, the window's Input panel) is missing, of the
+    /// wrong shape or out of range. The user's to fix, as [`Error::InvalidParam`] is: the CLI exits
+    /// with status 2.
+    #[error("{}", input_message(key, problem))]
+    InvalidInput {
+        /// The key as the JSON spells it, with a position where it helps (`x[2]`, `trace[5]`).
+        key: String,
+        /// What is wrong and what would be valid.
+        problem: String,
+    },
     /// The computation was cancelled through its [`crate::progress::Progress`] handle (the
     /// window cancels a running computation when a newer parameter value arrives).
     #[error("cancelled")]
     Cancelled,
 }
 
+/// An [`Error::InvalidInput`] in words: `input `x[1]`: …`, or `input: …` for the whole input.
+fn input_message(key: &str, problem: &str) -> String {
+    if key.is_empty() {
+        format!("input: {problem}")
+    } else {
+        format!("input `{key}`: {problem}")
+    }
+}
+
 impl Error {
+    /// Shorthand for [`Error::InvalidInput`].
+    pub fn input(key: impl Into<String>, problem: impl Into<String>) -> Self {
+        Error::InvalidInput {
+            key: shorten(&key.into()),
+            problem: problem.into(),
+        }
+    }
+
     /// Shorthand for [`Error::InvalidParam`]; `value` is shown as given, [`shorten`]ed past 40
     /// characters. `expected` is an [`Expected`] or, for a scene's own rule, English text
     /// (`"expected …"`, which becomes [`Expected::Custom`]).

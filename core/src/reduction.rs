@@ -73,6 +73,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&ReductionParams::from_values(v)?)?),
+    input: None,
 };
 
 impl ReductionParams {

@@ -26,6 +26,27 @@ pub struct Scene {
     pub params: &'static [ParamSpec],
     /// The computation: validated values in, the result as a JSON value out.
     pub run: fn(&ParamValues) -> Result<serde_json::Value, Error>,
+    /// The user's own data the scene also takes (`--input FILE.json`, the window's Input
+    /// panel), if any.
+    pub input: Option<&'static InputSpec>,
+}
+
+/// A user's own data for a scene, as the file (or the window's editor) holds it: a JSON object
+/// that the scene's [`InputSpec`] validates. Shared, so a result, a session and the screen hold
+/// one copy.
+pub type Input = std::sync::Arc<serde_json::Value>;
+
+/// What a scene does with a user's input: which keys it takes and how it runs on them.
+#[derive(Clone, Copy)]
+pub struct InputSpec {
+    /// The keys, one per line (`x: [[…]] rows × columns, required`), in English and Chinese:
+    /// shown by `warpscope report SCENE --help`-style listings and the window's Input panel.
+    pub keys: Text<&'static str>,
+    /// A small valid input, shown in the window's editor as a starting point.
+    pub example: &'static str,
+    /// Validates `input` (every key named in its errors, [`Error::InvalidInput`]) and runs the
+    /// scene on it with the validated parameter values.
+    pub run: fn(&ParamValues, &serde_json::Value) -> Result<serde_json::Value, Error>,
 }
 
 impl std::fmt::Debug for Scene {
@@ -81,12 +102,53 @@ impl Scene {
     /// # Errors
     /// [`Error::InvalidParam`] for a value out of range or inconsistent; the scene's own errors.
     pub fn report(&self, values: ParamValues) -> Result<Report, Error> {
+        self.report_with(values, None)
+    }
+
+    /// Validates `values` and runs the scene, on the user's `input` when one is given.
+    ///
+    /// # Errors
+    /// As [`Scene::report`]; [`Error::InvalidInput`] for an input the scene refuses, or for any
+    /// input to a scene that takes none (naming the scenes that do).
+    pub fn report_with(
+        &self,
+        values: ParamValues,
+        input: Option<&serde_json::Value>,
+    ) -> Result<Report, Error> {
         let params = values.validated(self.params)?;
-        let result = (self.run)(&params)?;
+        let result = match input {
+            None => (self.run)(&params)?,
+            Some(input) => (self.input_spec()?.run)(&params, input)?,
+        };
         Ok(Report {
             scene: self.id.to_owned(),
             params,
             result,
+        })
+    }
+
+    /// The scene's [`InputSpec`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a scene that takes no input, naming the scenes that do.
+    pub fn input_spec(&self) -> Result<&'static InputSpec, Error> {
+        self.input.ok_or_else(|| {
+            let takers: Vec<&str> = scenes()
+                .filter(|s| s.input.is_some())
+                .map(|s| s.id)
+                .collect();
+            Error::input(
+                "",
+                format!(
+                    "scene `{}` takes no input file; the scenes that do: {}",
+                    self.id,
+                    if takers.is_empty() {
+                        "none yet".to_owned()
+                    } else {
+                        takers.join(", ")
+                    }
+                ),
+            )
         })
     }
 }

@@ -16,9 +16,11 @@ use serde::{Deserialize, Serialize};
 use crate::Error;
 use crate::params::ParamValues;
 use crate::scene;
+use crate::text::Text;
 
-/// Largest session file read (bytes): sessions are a few hundred bytes.
-pub const MAX_SESSION_BYTES: usize = 64 * 1024;
+/// Largest session file read (bytes): a few hundred bytes of scene and parameters, plus the
+/// user's input when it has one (at most [`crate::input::json::MAX_INPUT_BYTES`]).
+pub const MAX_SESSION_BYTES: usize = crate::input::json::MAX_INPUT_BYTES as usize + 64 * 1024;
 
 /// A session as the file spells it: parameters as raw JSON, read against the scene's specs
 /// afterwards (so a refusal can say what type the file holds and show its number exactly).
@@ -34,6 +36,10 @@ struct RawSession {
     theme: Option<String>,
     #[serde(default)]
     lang: Option<String>,
+    #[serde(default)]
+    input: Option<serde_json::Value>,
+    #[serde(default)]
+    note: Option<Text>,
 }
 
 /// The window themes a session may name.
@@ -60,6 +66,13 @@ pub struct Session {
     /// The window's language when it was saved: one of [`LANGS`] (absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lang: Option<String>,
+    /// The user's own data the scene was computed on (`--input`, the window's Input panel),
+    /// for scenes that take one; validated by the scene when it is computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<serde_json::Value>,
+    /// One sentence on what the session shows (the bundled pitfall presets carry one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<Text>,
 }
 
 impl Session {
@@ -91,12 +104,26 @@ impl Session {
             ))),
             v => Ok(v),
         };
+        if let Some(input) = &raw.input {
+            sc.input_spec()?;
+            if !input.is_object() {
+                return Err(Error::input(
+                    "",
+                    format!(
+                        "a session's `input` is a JSON object of keys, not {}",
+                        crate::input::json::kind(input)
+                    ),
+                ));
+            }
+        }
         Ok(Session {
             scene: raw.scene,
             params: ParamValues::from_json(sc.params, &raw.params)?,
             step: raw.step,
             theme: one_of("theme", raw.theme, THEMES)?,
             lang: one_of("lang", raw.lang, LANGS)?,
+            input: raw.input,
+            note: raw.note,
         })
     }
 

@@ -2,11 +2,12 @@
 //! Chinese side by side, from the same numbers; a view picks one with [`Text::get`]. In the JSON
 //! a text is `{"en": "…", "zh": "…"}`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A text in English (`en`) and Chinese (`zh`). `S` is `&'static str` for the fixed texts of
 /// const tables and `String` for texts built from computed numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Text<S = String> {
     /// English.
     pub en: S,

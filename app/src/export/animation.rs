@@ -7,7 +7,7 @@ use egui::epaint::{self, ClippedShape, Shape};
 use egui::{Color32, Rect};
 use std::fmt::Write as _;
 use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
+use warpscope_core::scene::{Input, Scene};
 
 /// Most frames an animation may have.
 pub const MAX_FRAMES: usize = 600;
@@ -28,6 +28,7 @@ pub const MAX_FRAMES: usize = 600;
 pub fn animation(
     scene: &'static Scene,
     values: ParamValues,
+    input: Option<Input>,
     from: usize,
     to: Option<usize>,
     fps: u16,
@@ -35,7 +36,7 @@ pub fn animation(
     opts: &FigureOptions,
     on_frame: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<u8>, ExportError> {
-    let mut state = prepare(scene, values)?;
+    let mut state = prepare(scene, values, input)?;
     let n = steps(&state);
     let (from, to) = frame_range(scene, n, from, to)?;
     let total = to - from + 1;

@@ -25,7 +25,7 @@ use egui::epaint::ClippedShape;
 use egui::{Color32, Pos2, Rect};
 use std::path::{Path, PathBuf};
 use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
+use warpscope_core::scene::{Input, Scene};
 
 /// How to draw a figure.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -167,6 +167,8 @@ pub struct Prepared {
     pub scene: &'static Scene,
     /// The validated parameter values.
     pub values: ParamValues,
+    /// The user's own input the result was computed on, if any.
+    pub input: Option<Input>,
     /// The view's result.
     pub output: views::Output,
     /// The view and its state.
@@ -177,17 +179,22 @@ pub struct Prepared {
     pub gpu: GpuPanel,
 }
 
-/// Computes `scene` with `values` for drawing.
+/// Computes `scene` with `values` (and the user's `input`, if any) for drawing.
 ///
 /// # Errors
-/// The scene's own validation or computation error.
-pub fn prepare(scene: &'static Scene, values: ParamValues) -> Result<Prepared, ExportError> {
+/// The scene's own validation or computation error, or its refusal of the input.
+pub fn prepare(
+    scene: &'static Scene,
+    values: ParamValues,
+    input: Option<Input>,
+) -> Result<Prepared, ExportError> {
     let values = values.validated(scene.params)?;
     let entry = views::entry(scene.id);
-    let output = entry.compute(scene, values.clone())?;
+    let output = entry.compute(scene, values.clone(), input.as_deref())?;
     Ok(Prepared {
         scene,
         values,
+        input,
         output,
         view: entry.make(),
         stepper: Stepper::default(),
@@ -268,7 +275,7 @@ pub fn draw(
     values: ParamValues,
     opts: &FigureOptions,
 ) -> Result<(Vec<ClippedShape>, Rect, Color32), ExportError> {
-    let mut state = prepare(scene, values)?;
+    let mut state = prepare(scene, values, None)?;
     Ok(draw_state(&mut state, opts))
 }
 
@@ -281,7 +288,7 @@ pub fn scene_svg(
     values: ParamValues,
     opts: &FigureOptions,
 ) -> Result<String, ExportError> {
-    Ok(prepared_svg(&mut prepare(scene, values)?, opts))
+    Ok(prepared_svg(&mut prepare(scene, values, None)?, opts))
 }
 
 /// The SVG of a prepared scene (its view in the state it is in).
@@ -327,12 +334,13 @@ pub fn prepared_svg(state: &mut Prepared, opts: &FigureOptions) -> String {
 pub fn export(
     scene: &'static Scene,
     values: ParamValues,
+    input: Option<Input>,
     out: &Path,
     scale: f32,
     opts: &FigureOptions,
 ) -> Result<PathBuf, ExportError> {
     check_figure_path(out)?;
-    export_prepared(&mut prepare(scene, values)?, out, scale, opts)
+    export_prepared(&mut prepare(scene, values, input)?, out, scale, opts)
 }
 
 /// A figure path's extension, lower-cased, when it is one [`export_prepared`] writes.

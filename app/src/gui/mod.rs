@@ -201,7 +201,7 @@ impl WarpscopeApp {
         if let Some(st) = self.state(sc.id) {
             st.values = session.params;
             st.stepper.pos = session.step.unwrap_or(0);
-            st.dirty = true;
+            st.set_input(session.input.map(std::sync::Arc::new));
         }
     }
 
@@ -405,6 +405,7 @@ impl WarpscopeApp {
             kind,
             scene: state.scene,
             values: state.values.clone(),
+            input: state.input.clone(),
             step: state.stepper.pos,
             opts: crate::export::FigureOptions {
                 step: Some(state.stepper.pos),

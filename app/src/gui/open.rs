@@ -63,6 +63,8 @@ pub fn session_for(file: &Path) -> warpscope_core::session::Session {
         step: None,
         theme: None,
         lang: None,
+        input: None,
+        note: None,
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
+use warpscope_core::scene::{Input, Scene};
 
 use warpscope_core::text::Text;
 
@@ -64,6 +64,8 @@ pub struct SaveRequest {
     pub scene: &'static Scene,
     /// Its parameters.
     pub values: ParamValues,
+    /// The user's input the scene was computed on, if any.
+    pub input: Option<Input>,
     /// The stepper's event.
     pub step: usize,
     /// Figure options (theme, language, caption).
@@ -128,6 +130,8 @@ impl SaveRequest {
                         }
                         .to_owned(),
                     ),
+                    input: self.input.as_deref().cloned(),
+                    note: None,
                 };
                 match crate::export::write_atomically(path, session.to_json().as_bytes()) {
                     Ok(()) => {
@@ -153,6 +157,7 @@ impl SaveRequest {
                         let mut state = crate::export::Prepared {
                             scene: self.scene,
                             values: self.values.clone(),
+                            input: self.input.clone(),
                             output: shown.output.clone(),
                             view: shown.view.boxed_clone(),
                             stepper: crate::widgets::stepper::Stepper::default(),
@@ -163,6 +168,7 @@ impl SaveRequest {
                     None => crate::export::export(
                         self.scene,
                         self.values.clone(),
+                        self.input.clone(),
                         &path,
                         self.scale,
                         &self.opts,

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use warpscope_core::Error;
 use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
+use warpscope_core::scene::{Input, Scene};
 
 use super::errors::{ErrorEntry, error_entry};
 use crate::views;
@@ -32,6 +32,8 @@ pub struct SceneState {
     pub scene: &'static Scene,
     /// Current parameter values (may be invalid; the error says why).
     pub values: ParamValues,
+    /// The user's own input the scene is computed on (set with [`SceneState::set_input`]).
+    pub input: Option<Input>,
     /// The last good result.
     pub computed: Option<views::Output>,
     /// The last error, in both languages.
@@ -57,6 +59,7 @@ impl SceneState {
         SceneState {
             scene,
             values: scene.defaults(),
+            input: None,
             computed: None,
             error: None,
             stepper: Stepper::default(),
@@ -115,14 +118,21 @@ impl SceneState {
                 return;
             }
             let (tx, rx) = mpsc::channel();
-            let (scene, entry, values, ctx2) =
-                (self.scene, self.entry, self.values.clone(), ctx.clone());
+            let (scene, entry, values, input, ctx2) = (
+                self.scene,
+                self.entry,
+                self.values.clone(),
+                self.input.clone(),
+                ctx.clone(),
+            );
             let progress = warpscope_core::progress::Progress::new();
             let p2 = progress.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("compute {}", scene.id))
                 .spawn(move || {
-                    let r = warpscope_core::progress::scope(p2, || entry.compute(scene, values));
+                    let r = warpscope_core::progress::scope(p2, || {
+                        entry.compute(scene, values, input.as_deref())
+                    });
                     let _ = tx.send(r);
                     ctx2.request_repaint();
                 });
@@ -177,6 +187,14 @@ impl SceneState {
         self.stepper.pos = self.stepper.pos.min(len.saturating_sub(1));
     }
 
+    /// Computes the scene on `input` from now on (`None`: its own generated data). Results
+    /// remembered for the old input are dropped: they hold other numbers.
+    pub fn set_input(&mut self, input: Option<Input>) {
+        self.input = input;
+        self.recent.clear();
+        self.dirty = true;
+    }
+
     /// Stops the running computation (the last result stays on screen).
     pub fn cancel(&mut self) {
         if let Some(job) = self.job.take() {
@@ -205,7 +223,10 @@ impl SceneState {
             self.show_result(c);
             return;
         }
-        match self.entry.compute(self.scene, self.values.clone()) {
+        match self
+            .entry
+            .compute(self.scene, self.values.clone(), self.input.as_deref())
+        {
             Ok(c) => {
                 self.remember(self.values.clone(), c.clone());
                 self.show_result(c);

@@ -19,6 +19,14 @@ impl View for GenericView {
         Ok(scene.report(values.clone())?.result)
     }
 
+    fn compute_input(
+        scene: &'static Scene,
+        values: &ParamValues,
+        input: &serde_json::Value,
+    ) -> Result<Self::Output, Error> {
+        Ok(scene.report_with(values.clone(), Some(input))?.result)
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }

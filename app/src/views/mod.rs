@@ -53,6 +53,25 @@ pub trait View: Default + Clone + Send + 'static {
     /// The scene's validation or computation error.
     fn compute(scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error>;
 
+    /// Computes the result from validated `values` and the user's `input` (`--input FILE.json`,
+    /// the window's Input panel), for a scene with an [`warpscope_core::scene::InputSpec`].
+    ///
+    /// # Errors
+    /// The scene's input errors ([`Error::InvalidInput`], naming the key); by default, that the
+    /// scene takes no input.
+    fn compute_input(
+        scene: &'static Scene,
+        values: &ParamValues,
+        input: &serde_json::Value,
+    ) -> Result<Self::Output, Error> {
+        let _ = (values, input);
+        scene.input_spec()?;
+        Err(Error::input(
+            "",
+            format!("the view of `{}` cannot draw an input yet", scene.id),
+        ))
+    }
+
     /// Events in the trace the stepper walks for `out` in this view's state (0: no stepper).
     fn events(&self, _out: &Self::Output) -> usize {
         0
@@ -115,19 +134,26 @@ pub struct Entry {
     /// The scene id ("" for the generic table, which draws any scene).
     pub scene: &'static str,
     /// Validates nothing: the caller passes validated values.
-    compute: fn(&'static Scene, &ParamValues) -> Result<Output, Error>,
+    compute: fn(&'static Scene, &ParamValues, Option<&serde_json::Value>) -> Result<Output, Error>,
     /// A fresh view state.
     make: fn() -> Box<dyn AnyView>,
 }
 
 impl Entry {
-    /// Validates `values` against `scene`'s specs and computes the view's result.
+    /// Validates `values` against `scene`'s specs and computes the view's result, on the user's
+    /// `input` when one is given.
     ///
     /// # Errors
-    /// The scene's validation or computation error.
-    pub fn compute(&self, scene: &'static Scene, values: ParamValues) -> Result<Output, Error> {
+    /// The scene's validation or computation error; [`Error::InvalidInput`] for an input the
+    /// scene refuses or a scene that takes none.
+    pub fn compute(
+        &self,
+        scene: &'static Scene,
+        values: ParamValues,
+        input: Option<&serde_json::Value>,
+    ) -> Result<Output, Error> {
         let values = values.validated(scene.params)?;
-        (self.compute)(scene, &values)
+        (self.compute)(scene, &values, input)
     }
 
     /// A fresh view state (what the view shows before the user chose anything).
@@ -136,8 +162,15 @@ impl Entry {
     }
 }
 
-fn compute_erased<V: View>(scene: &'static Scene, values: &ParamValues) -> Result<Output, Error> {
-    Ok(Arc::new(V::compute(scene, values)?))
+fn compute_erased<V: View>(
+    scene: &'static Scene,
+    values: &ParamValues,
+    input: Option<&serde_json::Value>,
+) -> Result<Output, Error> {
+    Ok(match input {
+        None => Arc::new(V::compute(scene, values)?),
+        Some(input) => Arc::new(V::compute_input(scene, values, input)?),
+    })
 }
 
 fn make_erased<V: View>() -> Box<dyn AnyView> {
@@ -207,7 +240,7 @@ mod tests {
             let scene = warpscope_core::scene::find(e.scene).expect("a registered scene");
             assert!(std::ptr::eq(entry(e.scene), e));
             let out = e
-                .compute(scene, scene.defaults())
+                .compute(scene, scene.defaults(), None)
                 .expect("computes at its defaults");
             let view = e.make();
             assert_eq!(

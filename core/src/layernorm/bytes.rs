@@ -99,6 +99,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&BytesParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

@@ -55,6 +55,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&FormulasParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

@@ -66,6 +66,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&ErrorParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

@@ -62,6 +62,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&SyncsParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

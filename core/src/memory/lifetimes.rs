@@ -426,6 +426,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: SHAPE_PARAMS,
     run: |v| to_json(&run(&AttentionShape::from_values(v)?)),
+    input: None,
 };
 
 /// A temporary at this shape.

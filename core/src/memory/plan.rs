@@ -139,6 +139,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: SHAPE_PARAMS,
     run: |v| to_json(&run(&AttentionShape::from_values(v)?)?),
+    input: None,
 };
 
 /// Plans self-attention backward's temporaries at shape `s`.

@@ -45,6 +45,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&FormulaParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

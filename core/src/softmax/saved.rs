@@ -57,6 +57,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&SavedParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

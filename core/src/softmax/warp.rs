@@ -74,6 +74,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&WarpParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

@@ -59,6 +59,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |_| to_json(&run()?),
+    input: None,
 };
 
 /// One exercise.

@@ -363,6 +363,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&CensusParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

@@ -63,6 +63,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&TimingParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

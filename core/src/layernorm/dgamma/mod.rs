@@ -125,6 +125,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&DgammaParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

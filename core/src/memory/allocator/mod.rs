@@ -51,6 +51,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&AllocatorParams::from_values(v)?)?),
+    input: None,
 };
 
 /// The scene's result.

@@ -115,6 +115,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(v)?),
+    input: None,
 };
 
 /// A block's state.

@@ -159,6 +159,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&StepParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

@@ -85,6 +85,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&Fp16Params::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

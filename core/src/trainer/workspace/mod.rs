@@ -93,6 +93,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&WorkspaceParams::from_values(v)?)?),
+    input: None,
 };
 
 /// Validated parameters.

@@ -1,4 +1,4 @@
-//! The one door every input file goes through (snapshots, presets, sessions): its type and size
+//! The one door every input file goes through (snapshots, presets, sessions, [`json`] inputs): its type and size
 //! are checked *before* it is opened, it is opened without blocking, checked again through the
 //! open handle, and read through a bounded reader.
 //!
@@ -6,6 +6,8 @@
 //! 0 and never ends), a socket or a directory is refused at once with its path and kind named,
 //! and a file that grows or is swapped between the check and the read is still never read past
 //! its limit.
+
+pub mod json;
 
 use std::io::Read as _;
 use std::path::Path;

@@ -1,0 +1,373 @@
+//! A user's own data for a scene: `--input FILE.json` on `report`, `export` and `gui`, and the
+//! window's *Input* panel. The file is read through [`super::read_regular`] (type and size
+//! first, at most [`MAX_INPUT_BYTES`]), parsed as JSON, and each scene's
+//! [`crate::scene::InputSpec`] validates it with the readers here — which name the key (and the
+//! position, `x[2][5]`) of anything missing, ragged, non-finite or out of range, as
+//! [`Error::InvalidInput`].
+//!
+//! Sizes are bounded twice: the file by [`MAX_INPUT_BYTES`] before it is read, each list by
+//! [`MAX_ELEMENTS`] before anything of its size is allocated.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::Error;
+
+/// Largest input file read (bytes): 16 MiB holds about a million numbers.
+pub const MAX_INPUT_BYTES: u64 = 16 << 20;
+
+/// Most numbers one input key may hold (all rows of a matrix together).
+pub const MAX_ELEMENTS: usize = 1 << 20;
+
+/// Reads and parses the input file at `path`.
+///
+/// # Errors
+/// [`Error::BadInput`] naming the path: not a regular file, over [`MAX_INPUT_BYTES`], not UTF-8
+/// JSON (with the line and column), or not a JSON object.
+pub fn read(path: &Path) -> Result<Value, Error> {
+    let bytes = super::read_regular(path, MAX_INPUT_BYTES, "input")?;
+    parse(&bytes).map_err(|e| match e {
+        Error::BadInput(m) => Error::BadInput(format!("input `{}`: {m}", path.display())),
+        other => other,
+    })
+}
+
+/// Parses input bytes (the window's editor hands its text here).
+///
+/// # Errors
+/// [`Error::BadInput`]: over [`MAX_INPUT_BYTES`], not JSON, or not an object.
+pub fn parse(bytes: &[u8]) -> Result<Value, Error> {
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(Error::BadInput(format!(
+            "an input is at most {MAX_INPUT_BYTES} bytes; this one has {}",
+            bytes.len()
+        )));
+    }
+    let v: Value =
+        serde_json::from_slice(bytes).map_err(|e| Error::BadInput(format!("not JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(Error::BadInput(format!(
+            "an input is a JSON object of keys (`{{\"x\": [[…]], …}}`), not {}",
+            kind(&v)
+        )));
+    }
+    Ok(v)
+}
+
+/// The JSON type of `v`, in words.
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `input` as an object whose keys are all in `allowed`.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for an input that is not an object, or a key not in `allowed` (the
+/// message lists them: a misspelt key is never ignored).
+pub fn object<'a>(input: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, Value>, Error> {
+    let Value::Object(map) = input else {
+        return Err(Error::input(
+            "",
+            format!("expected a JSON object of keys, got {}", kind(input)),
+        ));
+    };
+    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(Error::input(
+            k.as_str(),
+            format!(
+                "unknown key; this scene's input takes {}",
+                allowed.join(", ")
+            ),
+        ));
+    }
+    Ok(map)
+}
+
+/// The value of a key that must be there.
+///
+/// # Errors
+/// [`Error::InvalidInput`] when it is missing.
+pub fn required<'a>(map: &'a Map<String, Value>, key: &str) -> Result<&'a Value, Error> {
+    map.get(key)
+        .ok_or_else(|| Error::input(key, "missing (required)"))
+}
+
+/// A finite number.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key`: not a number, or not finite.
+pub fn number(v: &Value, key: &str) -> Result<f64, Error> {
+    match v.as_f64() {
+        Some(x) if x.is_finite() => Ok(x),
+        Some(_) => Err(Error::input(key, "expected a finite number")),
+        None => Err(Error::input(
+            key,
+            format!("expected a number, got {}", kind(v)),
+        )),
+    }
+}
+
+/// A number that may also be infinite or NaN, spelt as the strings `"inf"`, `"-inf"` or `"nan"`
+/// (JSON has no literal for them): masked scores are `"-inf"`.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key`: neither a number nor one of those strings.
+pub fn extended_number(v: &Value, key: &str) -> Result<f64, Error> {
+    match v {
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "inf" | "+inf" | "infinity" => Ok(f64::INFINITY),
+            "-inf" | "-infinity" => Ok(f64::NEG_INFINITY),
+            "nan" => Ok(f64::NAN),
+            _ => Err(Error::input(
+                key,
+                format!("expected a number or \"inf\", \"-inf\", \"nan\"; got the string {s:?}"),
+            )),
+        },
+        _ => v
+            .as_f64()
+            .ok_or_else(|| Error::input(key, format!("expected a number, got {}", kind(v)))),
+    }
+}
+
+/// A number `min ≤ x ≤ max` (finite).
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key`: not a finite number, or outside the range.
+pub fn number_in(v: &Value, key: &str, min: f64, max: f64) -> Result<f64, Error> {
+    let x = number(v, key)?;
+    if x < min || x > max {
+        return Err(Error::input(key, format!("{x} is outside {min} ..= {max}")));
+    }
+    Ok(x)
+}
+
+/// A whole number `min ≤ n ≤ max` (`3.0` counts as 3).
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key`: not a whole number, or outside the range.
+pub fn integer(v: &Value, key: &str, min: u64, max: u64) -> Result<u64, Error> {
+    let n = match v {
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|x| x.fract() == 0.0 && *x >= 0.0 && *x <= 9.0e15)
+                // Exact: a whole number below 2^53.
+                .map(|x| x as u64)
+        }),
+        _ => None,
+    };
+    match n {
+        Some(n) if (min..=max).contains(&n) => Ok(n),
+        Some(n) => Err(Error::input(key, format!("{n} is outside {min} ..= {max}"))),
+        None => Err(Error::input(
+            key,
+            format!("expected a whole number {min} ..= {max}, got {}", shown(v)),
+        )),
+    }
+}
+
+/// A boolean.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key`: not `true` or `false`.
+pub fn boolean(v: &Value, key: &str) -> Result<bool, Error> {
+    v.as_bool()
+        .ok_or_else(|| Error::input(key, format!("expected true or false, got {}", shown(v))))
+}
+
+/// A string.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key`: not a string.
+pub fn string<'a>(v: &'a Value, key: &str) -> Result<&'a str, Error> {
+    v.as_str()
+        .ok_or_else(|| Error::input(key, format!("expected a string, got {}", kind(v))))
+}
+
+/// A list of at most `max` items (its length checked before anything of its size is made).
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key`: not a list, empty, or longer than `max`.
+pub fn list<'a>(v: &'a Value, key: &str, max: usize) -> Result<&'a [Value], Error> {
+    let Value::Array(items) = v else {
+        return Err(Error::input(
+            key,
+            format!("expected a list, got {}", kind(v)),
+        ));
+    };
+    if items.is_empty() {
+        return Err(Error::input(key, "the list is empty"));
+    }
+    if items.len() > max {
+        return Err(Error::input(
+            key,
+            format!("{} items; at most {max}", items.len()),
+        ));
+    }
+    Ok(items)
+}
+
+/// A non-empty list of numbers, each read by `each` (e.g. [`number`], [`extended_number`]).
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key[i]` for the first bad item, or `key` for a list that is
+/// empty or has more than [`MAX_ELEMENTS`] items.
+pub fn vector(
+    v: &Value,
+    key: &str,
+    each: fn(&Value, &str) -> Result<f64, Error>,
+) -> Result<Vec<f64>, Error> {
+    let items = list(v, key, MAX_ELEMENTS)?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, x)| each(x, &format!("{key}[{i}]")))
+        .collect()
+}
+
+/// A rectangular, non-empty matrix of numbers (rows × columns), each read by `each`.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key[r]` for a row that is not a list or whose length differs
+/// from row 0's (ragged), `key[r][c]` for a bad number, or `key` when the matrix is empty or
+/// holds more than [`MAX_ELEMENTS`] numbers.
+pub fn matrix(
+    v: &Value,
+    key: &str,
+    each: fn(&Value, &str) -> Result<f64, Error>,
+) -> Result<Vec<Vec<f64>>, Error> {
+    let rows = list(v, key, MAX_ELEMENTS)?;
+    let mut width = None;
+    let mut total = 0_usize;
+    for (r, row) in rows.iter().enumerate() {
+        let n = list(row, &format!("{key}[{r}]"), MAX_ELEMENTS)?.len();
+        let w = *width.get_or_insert(n);
+        if n != w {
+            return Err(Error::input(
+                format!("{key}[{r}]"),
+                format!("row {r} has {n} values but row 0 has {w}: rows must be equally long"),
+            ));
+        }
+        total = total.saturating_add(n);
+        if total > MAX_ELEMENTS {
+            return Err(Error::input(
+                key,
+                format!("more than {MAX_ELEMENTS} numbers in all"),
+            ));
+        }
+    }
+    rows.iter()
+        .enumerate()
+        .map(|(r, row)| vector(row, &format!("{key}[{r}]"), each))
+        .collect()
+}
+
+/// Checks that `m` has `rows × cols` (another key's shape), naming both keys if not.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `key`.
+pub fn same_shape(
+    m: &[Vec<f64>],
+    key: &str,
+    rows: usize,
+    cols: usize,
+    like: &str,
+) -> Result<(), Error> {
+    let (r, c) = (m.len(), m.first().map_or(0, Vec::len));
+    if (r, c) != (rows, cols) {
+        return Err(Error::input(
+            key,
+            format!("is {r} × {c} but `{like}` is {rows} × {cols}: they must have the same shape"),
+        ));
+    }
+    Ok(())
+}
+
+/// `v` shown in a message, bounded.
+fn shown(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 40 {
+        format!("{}…", s.chars().take(40).collect::<String>())
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn problem(e: Error) -> (String, String) {
+        match e {
+            Error::InvalidInput { key, problem } => (key, problem),
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ragged_rows_and_bad_numbers_name_their_position() {
+        let (k, p) = problem(matrix(&json!([[1, 2], [3]]), "x", number).unwrap_err());
+        assert_eq!(k, "x[1]");
+        assert!(
+            p.contains("row 1 has 1") && p.contains("row 0 has 2"),
+            "{p}"
+        );
+        let (k, _) = problem(matrix(&json!([[1, 2], [3, "a"]]), "x", number).unwrap_err());
+        assert_eq!(k, "x[1][1]");
+        let (k, _) = problem(matrix(&json!([]), "x", number).unwrap_err());
+        assert_eq!(k, "x");
+        assert_eq!(
+            matrix(&json!([[1, 2.5], [3, 4]]), "x", number).unwrap(),
+            vec![vec![1.0, 2.5], vec![3.0, 4.0]]
+        );
+    }
+
+    #[test]
+    fn infinities_only_where_spelt_and_allowed() {
+        assert_eq!(
+            extended_number(&json!("-inf"), "s").unwrap(),
+            f64::NEG_INFINITY
+        );
+        assert!(extended_number(&json!("nan"), "s").unwrap().is_nan());
+        assert!(number(&json!("-inf"), "s").is_err());
+        let (k, p) = problem(extended_number(&json!("lots"), "s[0]").unwrap_err());
+        assert_eq!(k, "s[0]");
+        assert!(p.contains("\"lots\""), "{p}");
+    }
+
+    #[test]
+    fn unknown_keys_and_non_objects_are_refused() {
+        let v = json!({"x": 1, "gama": 2});
+        let (k, p) = problem(object(&v, &["x", "gamma"]).unwrap_err());
+        assert_eq!(k, "gama");
+        assert!(p.contains("x, gamma"), "{p}");
+        assert!(parse(b"[1, 2]").is_err());
+        assert!(parse(b"{\"x\": ").is_err());
+        assert!(parse(b"{\"x\": 1}").is_ok());
+    }
+
+    #[test]
+    fn integers_accept_whole_reals_and_bound_their_range() {
+        assert_eq!(integer(&json!(3.0), "n", 1, 5).unwrap(), 3);
+        assert!(integer(&json!(3.5), "n", 1, 5).is_err());
+        assert!(integer(&json!(-1), "n", 0, 5).is_err());
+        let (_, p) = problem(integer(&json!(1_000_000_000_u64), "n", 1, 1000).unwrap_err());
+        assert!(p.contains("1000000000"), "{p}");
+    }
+
+    #[test]
+    fn a_list_longer_than_allowed_is_refused_by_its_length() {
+        let v = Value::Array(vec![json!(0); 11]);
+        let (k, p) = problem(list(&v, "grad", 10).unwrap_err());
+        assert_eq!(k, "grad");
+        assert!(p.contains("11 items"), "{p}");
+    }
+}

@@ -8,7 +8,8 @@
 //!   type that simulated and recorded runs share.
 //! - [`input`]: the one checked door every input file is read through (type and size first).
 //! - [`params`]: typed, validated scene parameters (what a slider, a preset or `--set` sets).
-//! - [`scene`]: the registry of scenes, one per lab figure, each `params → result`.
+//! - [`scene`]: the registry of scenes, one per lab figure, each `params → result` (and, for
+//!   some, `params, input → result`); [`presets`]: the bundled pitfall examples.
 //! - [`device`] and [`cost`]: the one device table and the one bytes/FLOPs/launches → time
 //!   model every lab uses.
 //! - Labs: [`reduction`] and [`banks`] (foundation), [`layernorm`] (A, §2), [`softmax`]
@@ -25,6 +26,7 @@ pub mod input;
 pub mod layernorm;
 pub mod memory;
 pub mod params;
+pub mod presets;
 pub mod progress;
 pub mod reduction;
 pub mod scene;

@@ -1,0 +1,33 @@
+//! Embeds the bundled presets: every `assets/presets/*.json` becomes one entry of
+//! `$OUT_DIR/presets.rs`, so adding a preset is adding a file.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn main() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/presets");
+    println!("cargo::rerun-if-changed={}", dir.display());
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let mut out = String::from("&[\n");
+    for f in &files {
+        println!("cargo::rerun-if-changed={}", f.display());
+        let name = f
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let _ = writeln!(out, "    ({name:?}, include_str!({:?})),", f.display().to_string());
+    }
+    out.push(']');
+    let target = Path::new(&std::env::var("OUT_DIR").unwrap_or_default()).join("presets.rs");
+    if let Err(e) = std::fs::write(&target, out) {
+        println!("cargo::warning=cannot write {}: {e}", target.display());
+    }
+}

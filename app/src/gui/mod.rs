@@ -3,6 +3,7 @@
 //! last good result stays on screen while a new one is computed or when parameters are invalid.
 
 pub mod errors;
+pub mod input;
 pub mod open;
 pub mod params;
 pub mod save;
@@ -302,7 +303,7 @@ impl WarpscopeApp {
         egui::Panel::left("parameters")
             .exact_size(params::PANEL_WIDTH)
             .resizable(false)
-            .show(ui, |ui| params::side_panel(ui, state, zh));
+            .show(ui, |ui| params::side_panel(ui, state, zh, use_dialog));
         egui::CentralPanel::default().show(ui, |ui| {
             ui.heading(format!("{} {}", state.scene.section, state.scene.title.get(zh)));
             // The export controls get their own row: beside a long title they would overlap it.

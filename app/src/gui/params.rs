@@ -114,8 +114,10 @@ pub fn panel(
 pub const PANEL_WIDTH: f32 = 250.0;
 
 /// The window's parameter panel for `state`: the scene's summary, its controls with their
-/// errors, and the progress of a running computation with its Cancel button.
-pub fn side_panel(ui: &mut egui::Ui, state: &mut super::SceneState, zh: bool) {
+/// errors, the progress of a running computation with its Cancel button, then the scene's
+/// examples and input editor ([`super::input`]; `dialogs`: whether a native file dialog may be
+/// shown).
+pub fn side_panel(ui: &mut egui::Ui, state: &mut super::SceneState, zh: bool, dialogs: bool) {
     egui::ScrollArea::vertical().show(ui, |ui| {
         ui.heading(tr(ui, "Parameters", "参数"));
         ui.label(egui::RichText::new(crate::i18n::pick(ui, &state.scene.summary)).small());
@@ -170,5 +172,6 @@ pub fn side_panel(ui: &mut egui::Ui, state: &mut super::SceneState, zh: bool) {
                 state.cancel();
             }
         }
+        super::input::panel(ui, state, zh, dialogs);
     });
 }

@@ -140,6 +140,10 @@ pub enum Command {
         /// Leave out the caption (title and parameters).
         #[arg(long)]
         no_caption: bool,
+        /// The scene's picture alone, for pasting into a slide: no caption line (a figure never
+        /// shows controls — no buttons, sliders or stepper — with or without this).
+        #[arg(long)]
+        figure: bool,
         /// Animation (`.gif`): the events to show, `FROM..TO` or `FROM..` (one frame per event).
         #[arg(long, value_name = "FROM..TO")]
         frames: Option<String>,
@@ -245,6 +249,7 @@ pub fn main() -> ExitCode {
             theme,
             lang,
             no_caption,
+            figure,
             slide,
             frames,
             fps,
@@ -260,7 +265,7 @@ pub fn main() -> ExitCode {
                 step,
                 theme,
                 lang,
-                caption: !no_caption,
+                caption: !(no_caption || figure),
                 slide,
                 ..Default::default()
             };

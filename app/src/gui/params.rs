@@ -15,6 +15,7 @@ pub fn panel(
     zh: bool,
 ) -> bool {
     let mut changed = false;
+    let before = values.clone();
     for spec in specs {
         let current = values
             .0
@@ -26,8 +27,10 @@ pub fn panel(
         let label = ui.add(egui::Label::new(spec.label.get(zh)).wrap()).id;
         match (&spec.kind, &mut next) {
             (ParamKind::Int { min, max, log, .. }, ParamValue::Int(v)) => {
+                // Only the values the scene accepts with the other parameters as they are.
+                let (lo, hi) = spec.int_range(&before).unwrap_or((*min, *max));
                 ui.add(
-                    egui::Slider::new(v, *min..=*max)
+                    egui::Slider::new(v, lo..=hi)
                         .logarithmic(*log)
                         .clamping(egui::SliderClamping::Always),
                 )

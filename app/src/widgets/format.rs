@@ -1,14 +1,35 @@
 //! Numbers as the views print them.
 
-/// Four significant digits, scientific outside 1e-3..1e6.
+/// A figure for the screen and for slides: four significant digits (an integer part keeps all
+/// its digits), thousands grouped with commas ("476.8", "1,308", "123,457", "0.5768"),
+/// scientific outside 1e-3..1e6 ("2.316e-7", "2.099e8").
 pub fn format_number(f: f64) -> String {
-    let a = f.abs();
-    if f == 0.0 || (1e-3..1e6).contains(&a) {
-        let s = format!("{f:.4}");
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        format!("{f:.3e}")
+    group_thousands(&format_sig(f, 4))
+}
+
+/// `s` (a number as [`format_sig`] writes it) with its integer part grouped in thousands;
+/// scientific forms are left as they are.
+pub fn group_thousands(s: &str) -> String {
+    if s.contains(['e', 'E']) || !s.chars().any(|c| c.is_ascii_digit()) {
+        return s.to_owned();
     }
+    let (sign, rest) = s.strip_prefix('-').map_or(("", s), |r| ("-", r));
+    let (int, frac) = rest
+        .split_once('.')
+        .map_or((rest, None), |(i, f)| (i, Some(f)));
+    let mut out = String::with_capacity(s.len() + int.len() / 3);
+    out.push_str(sign);
+    for (k, c) in int.chars().enumerate() {
+        if k > 0 && (int.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
 }
 
 /// `f` to `digits` significant digits, trailing zeros dropped ("0.002316", "6.118", "12"; an
@@ -75,6 +96,20 @@ mod tests {
         assert_eq!(bytes_text(1 << 60), "1 EiB");
         assert_eq!(bytes_text(0), "0 B");
         assert_eq!(byte_unit(2048.0), ("KiB", 1024.0));
+    }
+
+    #[test]
+    fn screen_figures_have_four_significant_digits_and_grouped_thousands() {
+        assert_eq!(format_number(476.752_5), "476.8");
+        assert_eq!(format_number(0.576_8), "0.5768");
+        assert_eq!(format_number(1308.0), "1,308");
+        assert_eq!(format_number(209_915_904.0), "2.099e8");
+        assert_eq!(format_number(123_456.7), "123,457");
+        assert_eq!(format_number(-98_765.4), "-98,765");
+        assert_eq!(format_number(2.316e-7), "2.316e-7");
+        assert_eq!(format_number(0.0), "0");
+        assert_eq!(group_thousands("1234567.5"), "1,234,567.5");
+        assert_eq!(group_thousands("999"), "999");
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! Stacked ledger bars: one bar per variant, one segment per kernel or stage.
 
-use super::palette::{BLUE, GREEN, ORANGE, VERMILLION};
 use crate::trf;
-use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use egui::{Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 
 /// One bar of a [`ledger_bars`] chart: a flow (e.g. "unfused") and its parts (kernel, amount).
 #[derive(Debug, Clone, PartialEq)]
@@ -23,15 +22,26 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
     if max <= 0.0 {
         return;
     }
-    let palette = [
-        BLUE,
-        ORANGE,
-        GREEN,
-        VERMILLION,
-        Color32::from_rgb(86, 180, 233),
-        Color32::from_rgb(204, 121, 167),
-        Color32::from_rgb(240, 228, 66),
-    ];
+    // One colour per part name, the same in every bar (a kernel both flows run is one
+    // colour), each named once in the legend below.
+    let mut names: Vec<&str> = Vec::new();
+    for bar in bars {
+        for (label, _) in &bar.parts {
+            if !names.contains(&label.as_str()) {
+                names.push(label);
+            }
+        }
+    }
+    let colour_of = |label: &str| {
+        super::palette::series_colour(names.iter().position(|n| *n == label).unwrap_or(0))
+    };
+    let series: Vec<super::Series> = names
+        .iter()
+        .map(|n| super::Series {
+            name: (*n).to_owned(),
+            colour: colour_of(n),
+        })
+        .collect();
     let width = ui.available_width().max(200.0);
     let name_w = 110.0;
     let bar_h = 26.0;
@@ -51,34 +61,34 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
         let scale = (width - name_w - 90.0) as f64 / max;
         let mut x = rect.left() + name_w;
         let mut hovered = None;
-        for (i, (label, v)) in bar.parts.iter().enumerate() {
+        for (label, v) in &bar.parts {
+            let colour = colour_of(label);
             let w = (*v * scale) as f32;
             let seg =
                 Rect::from_min_size(Pos2::new(x, rect.top() + 3.0), Vec2::new(w.max(1.0), bar_h));
-            p.rect_filled(seg, 0.0, palette[i % palette.len()]);
+            p.rect_filled(seg, 0.0, colour);
             p.rect_stroke(
                 seg,
                 0.0,
                 Stroke::new(1.0, ui.visuals().panel_fill),
                 StrokeKind::Inside,
             );
-            // Measured, not estimated from the character count: a hanzi is twice as wide.
-            let label_w = p
-                .layout_no_wrap(
-                    super::marks::resolve(label).text,
-                    crate::theme::label_font(ui.ctx(), 10.5),
-                    Color32::WHITE,
-                )
-                .size()
-                .x;
-            if w > label_w + 4.0 {
+            // The name where it fits, else the amount (the legend below names the colour);
+            // measured, not estimated from the character count: a hanzi is twice as wide.
+            let font = crate::theme::label_font(ui.ctx(), 10.5);
+            let amount = crate::widgets::format_number(*v);
+            let fits = |t: &str| super::marks::text_width(ui, t, &font) + 4.0 < w;
+            let shown = [label.as_str(), amount.as_str()]
+                .into_iter()
+                .find(|t| fits(t));
+            if let Some(t) = shown {
                 super::marks::text(
                     &p,
                     seg.center(),
                     egui::Align2::CENTER_CENTER,
-                    label,
-                    crate::theme::label_font(ui.ctx(), 10.5),
-                    super::palette::text_on(palette[i % palette.len()]),
+                    t,
+                    font.clone(),
+                    super::palette::text_on(colour),
                 );
             }
             if resp.hover_pos().is_some_and(|h| seg.contains(h)) {
@@ -105,4 +115,5 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
             resp.on_hover_text(h);
         }
     }
+    super::legend(ui, &series);
 }

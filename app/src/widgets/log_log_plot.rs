@@ -5,7 +5,8 @@ use egui::Color32;
 use super::palette::{BLUE, GREEN, ORANGE, VERMILLION};
 
 /// A line plot of `series` (name, points) with both axes logarithmic: points are plotted at
-/// their log10 and the axes label decades as 10ⁿ. Non-positive values are left out.
+/// their log10 and the axes label decades as 10ⁿ. Non-positive values are left out. The legend
+/// is drawn below the plot.
 pub fn log_log_plot(
     ui: &mut egui::Ui,
     id: &str,
@@ -19,14 +20,16 @@ pub fn log_log_plot(
         .enumerate()
         .map(|(k, (name, pts))| (*name, pts.clone(), palette[k % palette.len()]))
         .collect();
-    log_log_plot_coloured(
-        ui,
-        id,
-        &coloured,
-        x_label,
-        y_label,
-        Some(egui_plot::Corner::RightTop),
-    );
+    log_log_plot_coloured(ui, id, &coloured, x_label, y_label, None);
+    // The legend below the plot, never over the data.
+    let series: Vec<super::Series> = coloured
+        .iter()
+        .map(|(name, _, colour)| super::Series {
+            name: (*name).to_owned(),
+            colour: *colour,
+        })
+        .collect();
+    super::legend(ui, &series);
 }
 
 /// [`log_log_plot`] with a colour per series and the legend in corner `legend`, or none

@@ -30,30 +30,63 @@ impl View for LedgerView {
     }
 }
 
+/// One sweep as a line plot; `categories` names the x positions 0, 1, … (the devices) instead
+/// of numbering them. A legend below the plot when there is more than one series.
 fn sweep_plot(
     ui: &mut egui::Ui,
     id: &str,
     x_label: &str,
     y_label: &str,
     series: &[(&str, Vec<[f64; 2]>)],
+    categories: Option<&[String]>,
 ) {
-    egui_plot::Plot::new(id)
+    let mut plot = egui_plot::Plot::new(id)
         .height(200.0)
-        .legend(egui_plot::Legend::default())
         .x_axis_label(x_label)
         .y_axis_label(y_label)
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            for (i, (name, pts)) in series.iter().enumerate() {
-                let c = widgets::PALETTE[i % widgets::PALETTE.len()];
-                plot.line(egui_plot::Line::new(*name, pts.clone()).width(2.0).color(c));
-                plot.points(
-                    egui_plot::Points::new(*name, pts.clone())
-                        .radius(3.0)
-                        .color(c),
-                );
-            }
-        });
+        .allow_scroll(false);
+    if let Some(names) = categories {
+        let names = names.to_vec();
+        plot = plot
+            .x_grid_spacer(egui_plot::uniform_grid_spacer(|_| [1.0, 1.0, 1.0]))
+            .x_axis_formatter(move |m, _| {
+                let i = m.value.round();
+                if (m.value - i).abs() < 1e-6 && i >= 0.0 {
+                    names.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .include_x(-0.3)
+            .include_x(names_len(categories) + 0.3 - 1.0);
+    }
+    plot.show(ui, |plot| {
+        for (i, (name, pts)) in series.iter().enumerate() {
+            let c = widgets::PALETTE[i % widgets::PALETTE.len()];
+            plot.line(egui_plot::Line::new(*name, pts.clone()).width(2.0).color(c));
+            plot.points(
+                egui_plot::Points::new(*name, pts.clone())
+                    .radius(3.0)
+                    .color(c),
+            );
+        }
+    });
+    if series.len() > 1 {
+        let legend: Vec<widgets::Series> = series
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| widgets::Series {
+                name: (*name).to_owned(),
+                colour: widgets::PALETTE[i % widgets::PALETTE.len()],
+            })
+            .collect();
+        widgets::legend(ui, &legend);
+    }
+}
+
+/// How many categories there are (0 for none).
+fn names_len(categories: Option<&[String]>) -> f64 {
+    categories.map_or(0, <[String]>::len) as f64
 }
 
 /// A stage's name in the language of `ui` (core names it in English).
@@ -166,7 +199,7 @@ fn draw(ui: &mut egui::Ui, o: &StepOutput) {
             &mut cols[0],
             "sweep-tokens",
             l("tokens per batch", "每批 token 数"),
-            l("trainer share of the step, %", "训练器占一步的 %"),
+            l("trainer share, %", "训练器占比 %"),
             &[
                 (
                     l("baseline", "基线"),
@@ -181,6 +214,7 @@ fn draw(ui: &mut egui::Ui, o: &StepOutput) {
                     ),
                 ),
             ],
+            None,
         );
         let e = &o.sweeps.gemm_efficiency;
         sweep_plot(
@@ -192,15 +226,14 @@ fn draw(ui: &mut egui::Ui, o: &StepOutput) {
                 l("speedup", "加速比"),
                 pts(e, |p| p.gemm_efficiency, |p| p.speedup),
             )],
+            None,
         );
         let d = &o.sweeps.devices;
+        let devices: Vec<String> = d.iter().map(|p| p.device.to_uppercase()).collect();
         sweep_plot(
             &mut cols[2],
             "sweep-dev",
-            l(
-                "device (V100, A100, H100, H200)",
-                "设备（V100、A100、H100、H200）",
-            ),
+            l("device", "设备"),
             l("step speedup", "每步加速比"),
             &[(
                 l("speedup", "加速比"),
@@ -210,6 +243,7 @@ fn draw(ui: &mut egui::Ui, o: &StepOutput) {
                     |p| p.speedup,
                 ),
             )],
+            Some(&devices),
         );
     });
     ui.label(

@@ -141,8 +141,12 @@ fn row3_a_device_preset_is_refused_without_reading_it() {
     // A directory, and a regular file over the session limit, are refused the same way.
     refused(&["report", "--preset", s(dir.path())], &["directory"]);
     let big = dir.path().join("big.json");
-    std::fs::write(&big, vec![b' '; 64 * 1024 + 1]).unwrap();
-    refused(&["report", "--preset", s(&big)], &["big.json", "65537"]);
+    let over = warpscope_core::session::MAX_SESSION_BYTES + 1;
+    std::fs::write(&big, vec![b' '; over]).unwrap();
+    refused(
+        &["report", "--preset", s(&big)],
+        &["big.json", &over.to_string()],
+    );
 }
 
 // Row 1: snapshots that are FIFOs or devices. The door is `warpscope_core::input::read_regular`;

@@ -135,7 +135,10 @@ impl Session {
     /// [`MAX_SESSION_BYTES`], plus [`Session::from_bytes`]'s errors.
     pub fn read(path: &std::path::Path) -> Result<Self, Error> {
         let bytes = crate::input::read_regular(path, MAX_SESSION_BYTES as u64, "preset")?;
-        Self::from_bytes(&bytes)
+        Self::from_bytes(&bytes).map_err(|e| match e {
+            Error::BadInput(m) => Error::BadInput(format!("preset `{}`: {m}", path.display())),
+            other => other,
+        })
     }
 
     /// The session as pretty JSON.

@@ -11,7 +11,8 @@ const INSIDE_W: f32 = 26.0;
 
 /// The butterfly network of a warp sum: row 0 holds the inputs, row `k` the lanes' values
 /// after the k-th `shfl_xor` + add, with a line from each lane's partner (`lane ^ masks[k-1]`).
-/// Rows that have not happened yet are `None`; `current` is emphasised.
+/// Rows that have not happened yet are `None`; `current` is emphasised. `lanes` is the warp's
+/// (or subgroup's) width, drawn while no row has values yet.
 ///
 /// Lanes wider than 26 points write their value inside the circle. Narrower lanes (a small
 /// window, a wide parameter panel) write it beside the circle instead — even lanes above, odd
@@ -23,13 +24,14 @@ pub fn butterfly(
     rows: &[Option<Vec<f64>>],
     masks: &[u32],
     current: Option<usize>,
+    lanes: usize,
 ) {
     let n = rows
         .iter()
         .flatten()
         .map(Vec::len)
         .max()
-        .unwrap_or(32)
+        .unwrap_or(lanes)
         .max(1);
     let width = ui.available_width().max(200.0);
     // Room for the row labels ("xor 16") at the theme's label size.

@@ -177,10 +177,10 @@ pub fn show(
     let (sim_w, rec_n) = (sim.warp_size, rec.trace.warp_size);
     let adapter = rec.adapter.name.clone();
     let unlinked = gpu.unlinked;
-    ui.columns(2, |cols| {
-        cols[0].label(
+    let simulated = |ui: &mut egui::Ui| {
+        ui.label(
             egui::RichText::new(trf!(
-                &cols[0],
+                ui,
                 "simulated ({}-lane warps)",
                 "模拟（{} 线程的线程束）",
                 sim_w
@@ -188,10 +188,12 @@ pub fn show(
             .strong()
             .color(widgets::BLUE),
         );
-        crate::widgets::trace::body(&mut cols[0], sim, &sim_tl, stepper.pos);
-        cols[1].label(
+        crate::widgets::trace::body(ui, sim, &sim_tl, stepper.pos);
+    };
+    let recorded = |ui: &mut egui::Ui, gpu: &mut GpuPanel| {
+        ui.label(
             egui::RichText::new(trf!(
-                &cols[1],
+                ui,
                 "recorded on {} (subgroup {})",
                 "实录于 {}（子组 {}）",
                 adapter,
@@ -201,12 +203,12 @@ pub fn show(
             .color(widgets::VERMILLION),
         );
         let pos = if unlinked {
-            gpu.rec_stepper.ui(&mut cols[1], &rec.trace, &rec_tl);
+            gpu.rec_stepper.ui(ui, &rec.trace, &rec_tl);
             gpu.rec_stepper.pos
         } else {
-            cols[1].label(
+            ui.label(
                 egui::RichText::new(trf!(
-                    &cols[1],
+                    ui,
                     "event {} of {}, at the same phase as the simulation",
                     "第 {} / {} 个事件，与模拟处于同一阶段",
                     linked,
@@ -216,9 +218,24 @@ pub fn show(
             );
             linked
         };
-        crate::widgets::trace::body(&mut cols[1], &rec.trace, &rec_tl, pos);
-    });
+        crate::widgets::trace::body(ui, &rec.trace, &rec_tl, pos);
+    };
+    // Side by side only where each pane keeps room for a warp's lanes; stacked otherwise.
+    if ui.available_width() >= SIDE_BY_SIDE_WIDTH {
+        ui.columns(2, |cols| {
+            simulated(&mut cols[0]);
+            recorded(&mut cols[1], gpu);
+        });
+    } else {
+        simulated(ui);
+        ui.separator();
+        recorded(ui, gpu);
+    }
 }
+
+/// Narrower than this (points), the simulated and recorded panes stack instead of sharing the
+/// width: side by side, each 32-lane pane then keeps at least ~22 points a lane.
+pub const SIDE_BY_SIDE_WIDTH: f32 = 1500.0;
 
 /// The comparison table: each figure simulated vs recorded, differing ones highlighted, and why.
 fn differences(ui: &mut egui::Ui, rec: &Recording) {

@@ -140,7 +140,7 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
             ))
             .strong(),
         );
-        widgets::butterfly(ui, &rows, &masks, current);
+        widgets::butterfly(ui, &rows, &masks, current, trace.warp_size as usize);
     }
     ui.add_space(6.0);
     let shared = events[..=i].iter().rev().find(|e| {

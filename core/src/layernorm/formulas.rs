@@ -15,7 +15,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::{DTYPES, Dtype, backward_row, check_elements, normals, reference_row};
+use super::{Dtype, STORAGE_DTYPES, backward_row, check_elements, normals, reference_row};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
 use crate::scene::{Scene, to_json};
@@ -33,10 +33,17 @@ const PARAMS: &[ParamSpec] = &[
     .log(),
     ParamSpec::choice(
         "dtype",
-        "precision (f16 = f16 storage, f32 arithmetic)",
-        "精度（f16 = f16 存储、f32 计算）",
-        DTYPES,
+        "precision (f16, bf16 = that storage, f32 arithmetic)",
+        "精度（f16、bf16 = 该类型存储、f32 计算）",
+        STORAGE_DTYPES,
         "f64",
+    ),
+    ParamSpec::choice(
+        "accumulate",
+        "arithmetic of the sums (your input)",
+        "求和的运算精度（你的输入）",
+        super::input::ACCUMULATE,
+        "f32",
     ),
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];
@@ -55,7 +62,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&FormulasParams::from_values(v)?)?),
-    input: None,
+    input: Some(&super::input::INPUT),
 };
 
 /// Validated parameters.
@@ -148,7 +155,7 @@ pub struct FormulasOutput {
     pub max_abs_diff_hw4: f64,
     /// max |∇x_slides − ∇x_ref| in the chosen precision.
     pub max_abs_diff_slides: f64,
-    /// Every precision, f64, f32, f16.
+    /// Every precision, f64, f32, f16, bf16.
     pub by_dtype: Vec<DtypeDiffs>,
     /// Per row, Σᵢ ∇xᵢ of the reference (exercise 2: 0 up to f64 rounding).
     pub row_sums_reference: Vec<f64>,
@@ -288,19 +295,20 @@ fn compute(p: &FormulasParams, dtype: Dtype) -> Computed {
 /// current progress scope is cancelled.
 pub fn run(p: &FormulasParams) -> Result<FormulasOutput, Error> {
     p.validate()?;
-    let mut by_dtype = Vec::with_capacity(3);
+    let mut by_dtype = Vec::with_capacity(4);
     let mut chosen = None;
-    for (k, dt) in [Dtype::F64, Dtype::F32, Dtype::F16].into_iter().enumerate() {
-        crate::progress::report(k as u64, 3)?;
+    let all = [Dtype::F64, Dtype::F32, Dtype::F16, Dtype::Bf16];
+    for (k, dt) in all.into_iter().enumerate() {
+        crate::progress::report(k as u64, all.len() as u64)?;
         let c = compute(p, dt);
         by_dtype.push(c.diffs);
         if dt == p.dtype {
             chosen = Some(c);
         }
     }
-    crate::progress::report(3, 3)?;
+    crate::progress::report(all.len() as u64, all.len() as u64)?;
     let c = chosen
-        .ok_or_else(|| Error::invalid("dtype", p.dtype.name(), "expected f64, f32 or f16"))?;
+        .ok_or_else(|| Error::invalid("dtype", p.dtype.name(), "expected f64, f32, f16 or bf16"))?;
     Ok(FormulasOutput {
         dtype: p.dtype,
         max_abs_diff_hw4: c.diffs.max_abs_diff_hw4,
@@ -357,6 +365,9 @@ mod tests {
         // f16 output rounding alone is up to 2⁻¹¹ relative.
         assert!(f16d.max_abs_diff_hw4 < 1e-2 && f16d.max_abs_diff_hw4 > 1e-5);
         assert!(f16d.max_abs_diff_hw4 > f32d.max_abs_diff_hw4);
+        // bf16 keeps 3 bits fewer than f16: its output rounding alone is up to 2⁻⁸ relative.
+        let bf16d = o.by_dtype[3];
+        assert!(bf16d.max_abs_diff_hw4 < 5e-2 && bf16d.max_abs_diff_hw4 > f16d.max_abs_diff_hw4);
     }
 
     #[test]

@@ -1,0 +1,74 @@
+//! `report --input FILE.json` for the kernel scenes (`layernorm-formulas`, `softmax-formula`,
+//! `reduction`, `banks`): a good input computes, a bad one exits 2 naming the key.
+
+// Test code: a failed expectation is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::{Command, Output};
+
+fn warpscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("the binary runs")
+}
+
+/// Writes `json` to a fresh file and runs `report SCENE --input FILE --json` with `extra`.
+fn report_input(scene: &str, json: &str, extra: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("input.json");
+    std::fs::write(&path, json).unwrap();
+    let p = path.to_str().unwrap();
+    let mut args = vec!["report", scene, "--input", p, "--json"];
+    args.extend_from_slice(extra);
+    warpscope(&args)
+}
+
+/// Asserts exit status 2 and that stderr names `key`.
+fn refused(scene: &str, json: &str, extra: &[&str], key: &str) {
+    let out = report_input(scene, json, extra);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{scene} {json}: {err}");
+    assert!(err.contains(&format!("`{key}`")), "{scene} {json}: {err}");
+}
+
+fn result(scene: &str, json: &str, extra: &[&str]) -> serde_json::Value {
+    let out = report_input(scene, json, extra);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["result"].clone()
+}
+
+#[test]
+fn layernorm_input_computes_and_bad_keys_exit_2() {
+    // x = (1, 3), ε = 0: μ = 2, var = 1 (by hand).
+    let r = result(
+        "layernorm-formulas",
+        r#"{"x": [[1, 3]], "dy": [[1, 0]], "eps": 0}"#,
+        &["--set", "dtype=f64", "--set", "accumulate=f64"],
+    );
+    assert_eq!(r["rows"][0]["mean"], 2.0);
+    assert_eq!(r["rows"][0]["var"], 1.0);
+    let s = "layernorm-formulas";
+    refused(
+        s,
+        r#"{"x": [[1, 2], [3]], "dy": [[1, 2], [3, 4]]}"#,
+        &[],
+        "x[1]",
+    );
+    refused(s, r#"{"x": [[1, 2]], "dy": [[1, 2, 3]]}"#, &[], "dy");
+    refused(s, r#"{"x": [[1, "nan"]], "dy": [[1, 2]]}"#, &[], "x[0][1]");
+    refused(
+        s,
+        r#"{"x": [[1, 2]], "dy": [[1, 2]], "gamma": [1]}"#,
+        &[],
+        "gamma",
+    );
+    refused(s, r#"{"x": [[1, 2]]}"#, &[], "dy");
+}

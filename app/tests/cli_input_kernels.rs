@@ -72,3 +72,25 @@ fn layernorm_input_computes_and_bad_keys_exit_2() {
     );
     refused(s, r#"{"x": [[1, 2]]}"#, &[], "dy");
 }
+
+#[test]
+fn reduction_input_sums_48_values_and_bad_lengths_exit_2() {
+    // 1 + 2 + … + 48 = 1176.
+    let values: Vec<String> = (1..=48).map(|v| v.to_string()).collect();
+    let json = format!("{{\"values\": [{}]}}", values.join(", "));
+    let r = result("reduction", &json, &["--set", "threads=48"]);
+    assert_eq!(r["sums"][0], 1176.0);
+    refused("reduction", &json, &["--set", "threads=64"], "values");
+    refused(
+        "reduction",
+        r#"{"values": [1, "nan"]}"#,
+        &["--set", "threads=2"],
+        "values[1]",
+    );
+    refused(
+        "reduction",
+        r#"{"values": [[1, 2], [3]]}"#,
+        &["--set", "threads=2"],
+        "values[1]",
+    );
+}

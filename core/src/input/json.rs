@@ -308,6 +308,14 @@ pub fn ser_extended<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Err
     }
 }
 
+/// [`ser_extended`] for an f32.
+///
+/// # Errors
+/// The serializer's.
+pub fn ser_extended_f32<S: serde::Serializer>(v: &f32, s: S) -> Result<S::Ok, S::Error> {
+    ser_extended(&f64::from(*v), s)
+}
+
 /// [`ser_extended`] for each number of a list.
 ///
 /// # Errors

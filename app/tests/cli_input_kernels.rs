@@ -94,3 +94,37 @@ fn reduction_input_sums_48_values_and_bad_lengths_exit_2() {
         "values[1]",
     );
 }
+
+#[test]
+fn banks_input_by_formula_and_bad_addresses_exit_2() {
+    // (lane·33 + 5)·4 → bank (lane + 5) mod 32: conflict-free (by hand).
+    let r = result(
+        "banks",
+        r#"{"expression": "(lane * 33 + 5) * 4", "elem_bytes": 4}"#,
+        &[],
+    );
+    assert_eq!(r["conflict_degree"], 1);
+    assert_eq!(r["wavefronts"], 1);
+    // lane·128: one bank, 32 words.
+    let r = result("banks", r#"{"expression": "lane * 128"}"#, &[]);
+    assert_eq!(r["conflict_degree"], 32);
+    refused(
+        "banks",
+        r#"{"byte_addresses": [0, 4, 8]}"#,
+        &[],
+        "byte_addresses",
+    );
+    refused(
+        "banks",
+        r#"{"expression": "lane * 4 / 0"}"#,
+        &[],
+        "expression",
+    );
+    refused("banks", r#"{"expression": "lane * 3"}"#, &[], "expression");
+    refused(
+        "banks",
+        r#"{"expression": "lane * 4", "elem_bytes": 32}"#,
+        &[],
+        "elem_bytes",
+    );
+}

@@ -128,3 +128,41 @@ fn banks_input_by_formula_and_bad_addresses_exit_2() {
         "elem_bytes",
     );
 }
+
+#[test]
+fn softmax_input_masks_a_whole_row_to_zero_and_bad_keys_exit_2() {
+    // Row 0: scores (0, 0) → y = (1/2, 1/2); ∇y = (1, 0): s = 1/2, ∇x = (1/4, −1/4).
+    // Row 1 fully masked: y = 0, ∇x = 0.
+    let r = result(
+        "softmax-formula",
+        r#"{"scores": [[0, 0], [1, 2]], "dy": [[1, 0], [1, 0]], "mask": [[false, false], [true, true]]}"#,
+        &[],
+    );
+    assert_eq!(r["rows"][0]["dx"], serde_json::json!([0.25, -0.25]));
+    assert_eq!(r["rows"][1]["y"], serde_json::json!([0.0, 0.0]));
+    assert_eq!(r["rows"][1]["dx"], serde_json::json!([0.0, 0.0]));
+    assert_eq!(
+        r["rows"][1]["naive"]["y_fill"],
+        serde_json::json!([0.5, 0.5])
+    );
+    let s = "softmax-formula";
+    refused(
+        s,
+        r#"{"scores": [[1, "nan"]], "dy": [[1, 2]]}"#,
+        &[],
+        "scores[0][1]",
+    );
+    refused(
+        s,
+        r#"{"scores": [[1, 2]], "dy": [[1, 2], [3, 4]]}"#,
+        &[],
+        "dy",
+    );
+    refused(
+        s,
+        r#"{"scores": [[1, 2]], "dy": [[1, 2]], "mask": [[true]]}"#,
+        &[],
+        "mask",
+    );
+    refused(s, r#"{"y": [[0.9, 0.9]], "dy": [[1, 2]]}"#, &[], "y[0]");
+}

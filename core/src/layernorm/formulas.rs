@@ -1,7 +1,8 @@
 //! Scene `layernorm-formulas` (lecture §2.1, script 01 part 1): the forward saving μ and
 //! r = 1/σ; ∇x in the HW4 form and in the slides / paper form; ∇γ, ∇β; each compared with an
 //! independent reference (reverse-mode differentiation of the 7-op decomposition in f64,
-//! [`super::reference_row`]) in f64, f32 and f16 storage with f32 arithmetic.
+//! [`super::reference_row`]) in f64, f32, and f16 and bf16 storage with f32 arithmetic; on the
+//! user's own rows through [`super::input`].
 //!
 //! Inputs (seeded ChaCha8): x, ∇y ~ N(0, 1); γ = 1 + 0.1·N(0, 1); β = 0.1·N(0, 1); shape
 //! rows × cols. For f32 and f16 the inputs are first rounded to the storage type and the
@@ -57,8 +58,8 @@ pub const SCENE: Scene = Scene {
         "LayerNorm 反向：HW4 写法、slides 写法与自动求导",
     ),
     summary: Text::new(
-        "Both closed forms of ∇x against reverse-mode differentiation, in f64, f32 and f16.",
-        "两种闭式的 ∇x 与反向模式自动求导对比，分别用 f64、f32 和 f16。",
+        "Both closed forms of ∇x against reverse-mode differentiation, in f64, f32, f16 and bf16.",
+        "两种闭式的 ∇x 与反向模式自动求导对比，分别用 f64、f32、f16 和 bf16。",
     ),
     params: PARAMS,
     run: |v| to_json(&run(&FormulasParams::from_values(v)?)?),

@@ -449,6 +449,17 @@ pub fn block_reduce_with(
                 &shown,
                 &format!("v{k}: load one value per thread"),
             );
+            let live = shape.threads.saturating_sub(w * n).min(n);
+            if live < n {
+                // Shown as its own step so the butterfly starts from what the lanes hold.
+                block.compute(
+                    w,
+                    &shown,
+                    Mask::first(n),
+                    &format!("v{k}: lanes ≥ {live} hold no thread and take {pad}"),
+                    Some(0),
+                );
+            }
             let s = warp_reduce(block, w, &lanes, &format!("v{k}"), op);
             let addr: Vec<_> = lane0
                 .iter()

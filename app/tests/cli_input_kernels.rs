@@ -166,3 +166,14 @@ fn softmax_input_masks_a_whole_row_to_zero_and_bad_keys_exit_2() {
     );
     refused(s, r#"{"y": [[0.9, 0.9]], "dy": [[1, 2]]}"#, &[], "y[0]");
 }
+
+#[test]
+fn too_many_numbers_are_refused_naming_the_key() {
+    // 1025 rows × 1024 columns = 1,049,600 numbers, past the 2²⁰ = 1,048,576 an input key holds.
+    let row = format!("[{}]", vec!["0"; 1024].join(","));
+    let x = format!("[{}]", vec![row.as_str(); 1025].join(","));
+    let json = format!("{{\"x\": {x}, \"dy\": {x}}}");
+    refused("layernorm-formulas", &json, &[], "x");
+    let values = format!("{{\"values\": [{}]}}", vec!["1"; (1 << 20) + 1].join(","));
+    refused("reduction", &values, &[], "values");
+}

@@ -113,10 +113,11 @@ fn softmax_formula_costs_by_hand_and_follow_the_length() {
 fn layernorm_formulas_bars_per_precision() {
     let h = harness("layernorm-formulas", false);
     // Each precision's unit roundoff, by hand: 2⁻⁵³ = 1.110e-16, 2⁻²⁴ = 5.960e-8,
-    // 2⁻¹¹ = 4.883e-4.
+    // 2⁻¹¹ = 4.883e-4, 2⁻⁸ = 0.00390625.
     assert_painted(&h, "f64 (u = 1.110e-16)");
     assert_painted(&h, "f32 (u = 5.960e-8)");
     assert_painted(&h, "f16 (u = 4.883e-4)");
+    assert_painted(&h, "bf16 (u = 0.003906)");
     // ∇β = Σ_rows ∇y sums the same f64 numbers in the same order as the reference: exactly 0.
     assert_painted(&h, "exactly 0");
     // The formulas are written out, x̂ with its mark (the accessibility text keeps it).
@@ -130,7 +131,7 @@ fn layernorm_formulas_bars_per_precision() {
         .split('×')
         .filter_map(|s| s.rsplit(' ').next().and_then(|n| n.parse().ok()))
         .collect();
-    assert_eq!(multiples.len(), 3, "{text}");
+    assert_eq!(multiples.len(), 4, "{text}");
     for m in multiples {
         assert!(m > 0.0 && m < 1000.0, "{m} u in {text}");
     }

@@ -8,13 +8,18 @@
 //!   transposed read of the ∇γ/∇β kernel, lecture §2.4);
 //! - `diagonal`: lane `l` reads `a[l % rows][(l + r) % cols]` — the skewed layout's access;
 //! - `stride`: lane `l` reads row-major element `(r + l·stride) mod (rows·cols)`.
+//!
+//! Input (`--input`, [`INPUT`]): one warp request given directly, `{byte_addresses: [32
+//! numbers], elem_bytes}` or `{expression: "(lane * 33 + 5) * 4", elem_bytes}` — the byte
+//! address of lane `lane` = 0 … 31 as a formula ([`crate::input::expr`]).
 
 use crate::text::Text;
 use serde::Serialize;
 
 use crate::Error;
+use crate::input::{expr, json};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{InputSpec, Scene, to_json};
 use crate::simt::shared::{BankConfig, SharedCost};
 
 /// Lanes per warp request in this scene.
@@ -66,8 +71,157 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&BanksParams::from_values(v)?)?),
-    input: None,
+    input: Some(&INPUT),
 };
+
+/// Largest byte address an input may give (shared memory is a 32-bit space; a block has far
+/// less).
+pub const MAX_ADDRESS: u64 = u32::MAX as u64;
+
+/// The scene's input: one warp request, by address or by formula.
+pub const INPUT: InputSpec = InputSpec {
+    keys: Text::new(
+        "byte_addresses: [32 integers] the byte address each lane reads, or\n\
+         expression: \"(lane * 33 + 5) * 4\" the byte address as a formula of lane = 0 … 31 \
+         (integers, lane, + - * / %, parentheses; at most 200 characters)\n\
+         elem_bytes: 1, 2, 4, 8 or 16 (default: the parameter); each address a multiple of it",
+        "byte_addresses: [32 个整数] 每个线程读的字节地址，或\n\
+         expression: \"(lane * 33 + 5) * 4\" 以 lane = 0 … 31 表示字节地址的公式\
+         （整数、lane、+ - * / %、括号；至多 200 个字符）\n\
+         elem_bytes: 1、2、4、8 或 16（默认取参数）；每个地址都须是它的倍数",
+    ),
+    example: r#"{"expression": "(lane * 33 + 5) * 4", "elem_bytes": 4}"#,
+    run: |v, input| to_json(&run_input(input, &BanksParams::from_values(v)?)?),
+};
+
+/// Reads the input's 32 byte addresses and element size (`p.elem_bytes` when it has none).
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the key: neither or both of `byte_addresses` and
+/// `expression`; not 32 addresses; an address that is not a whole number 0 ..= [`MAX_ADDRESS`]
+/// or not a multiple of `elem_bytes` (CUDA's natural alignment); an expression that does not
+/// parse or evaluates out of range; `elem_bytes` not 1, 2, 4, 8 or 16.
+pub fn read_input(input: &serde_json::Value, p: &BanksParams) -> Result<(Vec<u64>, u32), Error> {
+    let map = json::object(input, &["byte_addresses", "expression", "elem_bytes"])?;
+    let elem_bytes = match map.get("elem_bytes") {
+        None => p.elem_bytes,
+        Some(v) => {
+            let n = json::integer(v, "elem_bytes", 1, 16)?;
+            if ![1, 2, 4, 8, 16].contains(&n) {
+                return Err(Error::input(
+                    "elem_bytes",
+                    format!("{n}: expected 1, 2, 4, 8 or 16"),
+                ));
+            }
+            n as u32
+        }
+    };
+    let (addresses, key): (Vec<u64>, &str) =
+        match (map.get("byte_addresses"), map.get("expression")) {
+            (Some(_), Some(_)) => {
+                return Err(Error::input(
+                    "expression",
+                    "give either byte_addresses or expression, not both",
+                ));
+            }
+            (None, None) => {
+                return Err(Error::input(
+                    "byte_addresses",
+                    "missing: give byte_addresses (32 integers) or expression (a formula of lane)",
+                ));
+            }
+            (Some(v), None) => {
+                let items = json::list(v, "byte_addresses", WARP as usize)?;
+                if items.len() != WARP as usize {
+                    return Err(Error::input(
+                        "byte_addresses",
+                        format!(
+                            "{} addresses; a warp request has one per lane, {WARP}",
+                            items.len()
+                        ),
+                    ));
+                }
+                let a = items
+                    .iter()
+                    .enumerate()
+                    .map(|(l, a)| json::integer(a, &format!("byte_addresses[{l}]"), 0, MAX_ADDRESS))
+                    .collect::<Result<_, _>>()?;
+                (a, "byte_addresses")
+            }
+            (None, Some(v)) => {
+                let text = json::string(v, "expression")?;
+                let e = expr::parse(text, "lane", "expression")?;
+                let a =
+                    (0..i64::from(WARP))
+                        .map(|l| {
+                            let a = e.eval(l, "expression")?;
+                            u64::try_from(a).ok().filter(|a| *a <= MAX_ADDRESS).ok_or_else(|| {
+                        Error::input(
+                            "expression",
+                            format!("lane {l} gives {a}: a byte address is 0 ..= {MAX_ADDRESS}"),
+                        )
+                    })
+                        })
+                        .collect::<Result<_, _>>()?;
+                (a, "expression")
+            }
+        };
+    if let Some((l, a)) = addresses
+        .iter()
+        .enumerate()
+        .find(|(_, a)| *a % u64::from(elem_bytes) != 0)
+    {
+        let k = if key == "expression" {
+            "expression".to_owned()
+        } else {
+            format!("byte_addresses[{l}]")
+        };
+        return Err(Error::input(
+            k,
+            format!(
+                "lane {l} reads byte {a}, not a multiple of elem_bytes = {elem_bytes} \
+                 (CUDA requires natural alignment)"
+            ),
+        ));
+    }
+    Ok((addresses, elem_bytes))
+}
+
+/// Costs the input's one warp request: the result has one request, whose elements are
+/// `(0, address / elem_bytes)` (the element index in a flat array).
+///
+/// # Errors
+/// As [`read_input`].
+pub fn run_input(input: &serde_json::Value, p: &BanksParams) -> Result<BanksOutput, Error> {
+    let (addresses, elem_bytes) = read_input(input, p)?;
+    let opt: Vec<Option<u64>> = addresses.iter().map(|a| Some(*a)).collect();
+    let cost = BankConfig::default().request(&opt, elem_bytes)?;
+    let elements = addresses
+        .iter()
+        .map(|a| {
+            (
+                0,
+                u32::try_from(a / u64::from(elem_bytes)).unwrap_or(u32::MAX),
+            )
+        })
+        .collect();
+    Ok(BanksOutput {
+        conflict_degree: cost.conflict_degree,
+        wavefronts: cost.wavefronts,
+        ideal_wavefronts: cost.ideal_wavefronts,
+        requests: 1,
+        total_wavefronts: u64::from(cost.wavefronts),
+        total_ideal_wavefronts: u64::from(cost.ideal_wavefronts),
+        avg_wavefronts_per_request: f64::from(cost.wavefronts),
+        elem_bytes,
+        from_input: true,
+        shown: vec![Request {
+            elements,
+            addresses,
+            cost,
+        }],
+    })
+}
 
 /// Validated parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -178,6 +332,10 @@ pub struct BanksOutput {
     pub total_ideal_wavefronts: u64,
     /// `total_wavefronts / requests`.
     pub avg_wavefronts_per_request: f64,
+    /// Bytes per element.
+    pub elem_bytes: u32,
+    /// Whether the request came from the user's input (one request, elements as flat indices).
+    pub from_input: bool,
     /// The first requests in full (at most 64), for the bank grid.
     pub shown: Vec<Request>,
 }
@@ -225,6 +383,8 @@ pub fn run(p: &BanksParams) -> Result<BanksOutput, Error> {
         total_wavefronts: total,
         total_ideal_wavefronts: total_ideal,
         avg_wavefronts_per_request: total as f64 / f64::from(requests),
+        elem_bytes: p.elem_bytes,
+        from_input: false,
         shown,
     })
 }
@@ -278,6 +438,107 @@ mod tests {
         // Stride 2 floats: 2-way.
         let o = run(&p("stride", 0, 4)).unwrap();
         assert_eq!(o.conflict_degree, 2);
+    }
+
+    fn cost_of(input: serde_json::Value) -> Result<BanksOutput, Error> {
+        run_input(&input, &p("column", 0, 4))
+    }
+
+    #[test]
+    fn the_padded_transpose_as_a_formula_is_conflict_free() {
+        // (lane·33 + 5)·4: word lane·33 + 5, bank (lane·33 + 5) mod 32 = (lane + 5) mod 32 —
+        // 32 distinct banks.
+        let o = cost_of(serde_json::json!({"expression": "(lane * 33 + 5) * 4"})).unwrap();
+        assert_eq!(
+            (o.conflict_degree, o.wavefronts, o.ideal_wavefronts),
+            (1, 1, 1)
+        );
+        assert_eq!(o.shown[0].addresses[2], (2 * 33 + 5) * 4);
+        // Unpadded, lane·32·4: every lane in bank 0, 32 distinct words → 32-way.
+        let o = cost_of(serde_json::json!({"expression": "lane * 128"})).unwrap();
+        assert_eq!((o.conflict_degree, o.wavefronts), (32, 32));
+    }
+
+    #[test]
+    fn byte_addresses_and_small_elements() {
+        // All 32 lanes read the same word: a broadcast, one wavefront.
+        let same = serde_json::json!({"byte_addresses": vec![64; 32]});
+        let o = cost_of(same).unwrap();
+        assert_eq!((o.conflict_degree, o.wavefronts), (1, 1));
+        // 2-byte elements, lane·2: lanes 2k and 2k+1 share word k (one bank serves one word
+        // to both), 16 words in 16 banks → one wavefront.
+        let o = cost_of(serde_json::json!({"expression": "lane * 2", "elem_bytes": 2})).unwrap();
+        assert_eq!((o.conflict_degree, o.wavefronts, o.elem_bytes), (1, 1, 2));
+        // 2-byte elements, lane·64: word lane·16, bank (lane·16) mod 32 ∈ {0, 16}, 16 distinct
+        // words in each → 16-way.
+        let o = cost_of(serde_json::json!({"expression": "lane * 64", "elem_bytes": 2})).unwrap();
+        assert_eq!(o.conflict_degree, 16);
+    }
+
+    #[test]
+    fn the_half_tile_preset_is_16_way() {
+        let pr = crate::presets::find("banks-half-tile-column-read").unwrap();
+        let v = pr.session.params.validated(SCENE.params).unwrap();
+        let o = run_input(
+            pr.session.input.as_ref().unwrap(),
+            &BanksParams::from_values(&v).unwrap(),
+        )
+        .unwrap();
+        // Lane l at byte 64·l: word 16·l, bank 16·l mod 32 ∈ {0, 16}; 16 lanes and 16 distinct
+        // words per bank → 16 wavefronts where 1 would do (32 lanes × 2 bytes fit one).
+        let banks: std::collections::BTreeSet<_> = o.shown[0]
+            .cost
+            .lane_bank
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        assert_eq!(banks.into_iter().collect::<Vec<_>>(), vec![0, 16]);
+        assert_eq!(
+            (o.conflict_degree, o.wavefronts, o.ideal_wavefronts),
+            (16, 16, 1)
+        );
+    }
+
+    #[test]
+    fn bad_inputs_name_the_key() {
+        let key = |v: serde_json::Value| match cost_of(v) {
+            Err(Error::InvalidInput { key, problem }) => (key, problem),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            key(serde_json::json!({"byte_addresses": [0, 4]})).0,
+            "byte_addresses"
+        );
+        let mut a: Vec<serde_json::Value> = (0..32).map(|l| serde_json::json!(l * 4)).collect();
+        a[7] = serde_json::json!(30);
+        let (k, p) = key(serde_json::json!({"byte_addresses": a}));
+        assert_eq!(k, "byte_addresses[7]");
+        assert!(p.contains("multiple of elem_bytes = 4"), "{p}");
+        a[7] = serde_json::json!(-4);
+        assert_eq!(
+            key(serde_json::json!({"byte_addresses": a})).0,
+            "byte_addresses[7]"
+        );
+        let (k, p) = key(serde_json::json!({"expression": "lane * 4 - 8"}));
+        assert_eq!(k, "expression");
+        assert!(p.contains("lane 0 gives -8"), "{p}");
+        assert_eq!(
+            key(serde_json::json!({"expression": "lane * 4", "elem_bytes": 3})).0,
+            "elem_bytes"
+        );
+        assert_eq!(
+            key(serde_json::json!({"expression": "lane * 4", "byte_addresses": []})).0,
+            "expression"
+        );
+        assert_eq!(
+            key(serde_json::json!({"elem_bytes": 4})).0,
+            "byte_addresses"
+        );
+        assert_eq!(
+            key(serde_json::json!({"expression": "lane * warp"})).0,
+            "expression"
+        );
     }
 
     #[test]

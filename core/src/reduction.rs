@@ -12,6 +12,15 @@
 //! 4. every thread reads `shared[k][0]` (a broadcast).
 //!
 //! Summation is in f32, as a kernel does; the reference is the f64 sum of the same f32 inputs.
+//!
+//! The operation is a parameter, `op` = sum or max: lanes that hold no value (a partial last
+//! warp, warp 0's lanes past the number of warps) enter the butterfly as the operation's
+//! *identity* — 0 for the sum, −∞ for the max (CUDA: `-INFINITY`, PyTorch's softmax kernels'
+//! `-std::numeric_limits<T>::infinity()`). The result also carries what the same kernel gives
+//! with 0 in those lanes, the classic slip for a max over negative values.
+//!
+//! Input (`--input`, [`INPUT`]): `{values: […]}` (one set, K = 1) or `{values: [[…], …]}`
+//! (K ≤ 8 sets), each with one value per thread.
 
 use crate::text::Text;
 use rand::{Rng, SeedableRng};
@@ -19,8 +28,9 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::Error;
+use crate::input::json;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{InputSpec, Scene, to_json};
 use crate::simt::shuffle::ShuffleMode;
 use crate::simt::trace::TraceSummary;
 use crate::simt::{Block, BlockShape, Mask, Trace};
@@ -37,6 +47,55 @@ pub struct ReductionParams {
     pub warp: u32,
     /// Seed of the inputs (uniform in [−1, 1)).
     pub seed: u64,
+    /// The reduction: sum or max.
+    pub op: ReduceOp,
+}
+
+/// The operation a reduction applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReduceOp {
+    /// a + b, identity 0.
+    Sum,
+    /// max(a, b), identity −∞.
+    Max,
+}
+
+impl ReduceOp {
+    /// The identity: `op(identity, x) = x` for every x (0 for the sum, −∞ for the max).
+    pub fn identity(self) -> f32 {
+        match self {
+            ReduceOp::Sum => 0.0,
+            ReduceOp::Max => f32::NEG_INFINITY,
+        }
+    }
+
+    /// `op(a, b)` in f32.
+    pub fn apply(self, a: f32, b: f32) -> f32 {
+        match self {
+            ReduceOp::Sum => a + b,
+            ReduceOp::Max => a.max(b),
+        }
+    }
+
+    /// The reduction of `v` in f64 (the reference): the exact maximum, or the f64 sum.
+    pub fn reference(self, v: &[f32]) -> f64 {
+        match self {
+            ReduceOp::Sum => v.iter().map(|x| f64::from(*x)).sum(),
+            ReduceOp::Max => v
+                .iter()
+                .map(|x| f64::from(*x))
+                .fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+
+    /// `sum` or `max`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+        }
+    }
 }
 
 const PARAMS: &[ParamSpec] = &[
@@ -57,6 +116,13 @@ const PARAMS: &[ParamSpec] = &[
         "32",
     ),
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
+    ParamSpec::choice(
+        "op",
+        "operation (sum: identity 0; max: identity −∞)",
+        "运算（sum：单位元 0；max：单位元 −∞）",
+        &["sum", "max"],
+        "sum",
+    ),
 ];
 
 /// The registry entry.
@@ -73,8 +139,79 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&ReductionParams::from_values(v)?)?),
-    input: None,
+    input: Some(&INPUT),
 };
+
+/// The scene's input: the values each thread holds.
+pub const INPUT: InputSpec = InputSpec {
+    keys: Text::new(
+        "values: […] one finite number per thread (threads of them), or [[…], …] up to 8 such \
+         sets (K); stored as f32",
+        "values: […] 每个线程一个有限数（共 threads 个），或 [[…], …] 至多 8 组（K）；以 f32 存储",
+    ),
+    example: r#"{"values": [-3, -1.5, -2, -0.5, -4, -2.5, -1, -3.5]}"#,
+    run: |v, input| {
+        let p = ReductionParams::from_values(v)?;
+        to_json(&run_on(&p, read_values(input, p.threads)?)?)
+    },
+};
+
+/// Reads `{values: […] | [[…], …]}`: K sets of `threads` f32 values.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `values` (or `values[k]`, `values[k][t]`): missing, empty,
+/// more than 8 sets, a set whose length is not `threads`, a value that is not a finite number
+/// or overflows f32.
+pub fn read_values(input: &serde_json::Value, threads: u32) -> Result<Vec<Vec<f32>>, Error> {
+    let map = json::object(input, &["values"])?;
+    let v = json::required(map, "values")?;
+    let nested = v
+        .as_array()
+        .and_then(|a| a.first())
+        .is_some_and(serde_json::Value::is_array);
+    let sets = if nested {
+        json::list(v, "values", 8)?;
+        json::matrix(v, "values", json::number)?
+    } else {
+        vec![json::vector(v, "values", json::number)?]
+    };
+    let key = |k: usize| {
+        if nested {
+            format!("values[{k}]")
+        } else {
+            "values".to_owned()
+        }
+    };
+    sets.iter()
+        .enumerate()
+        .map(|(k, set)| {
+            if set.len() != threads as usize {
+                return Err(Error::input(
+                    key(k),
+                    format!(
+                        "{} values but threads = {threads}: one value per thread (or --set threads={})",
+                        set.len(),
+                        set.len()
+                    ),
+                ));
+            }
+            set.iter()
+                .enumerate()
+                .map(|(t, &x)| {
+                    let f = x as f32;
+                    if f.is_finite() {
+                        Ok(f)
+                    } else {
+                        Err(Error::input(
+                            format!("{}[{t}]", key(k)),
+                            format!("{x} overflows f32 (largest finite ≈ 3.4e38)"),
+                        ))
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
 
 impl ReductionParams {
     /// Reads and cross-checks the values.
@@ -94,6 +231,11 @@ impl ReductionParams {
             values: v.int("values")? as u32,
             warp,
             seed: v.int("seed")? as u64,
+            op: match v.text("op")? {
+                "max" => ReduceOp::Max,
+                "sum" => ReduceOp::Sum,
+                other => return Err(Error::invalid("op", other, "expected sum or max")),
+            },
         };
         p.validate()?;
         Ok(p)
@@ -137,13 +279,25 @@ pub struct ReductionOutput {
     pub block_barriers_together: u32,
     /// Barriers when the K values are reduced one after the other.
     pub block_barriers_sequential: u32,
-    /// The K block sums (f32) from the together run.
+    /// The operation.
+    pub op: ReduceOp,
+    /// The identity the empty lanes took (0 for the sum, −∞ for the max; JSON `"-inf"`).
+    #[serde(serialize_with = "json::ser_extended_f32")]
+    pub identity: f32,
+    /// The K block results (f32; sums, or maxima for `op = max`) from the together run.
     pub sums: Vec<f32>,
-    /// The K block sums (f32) from the sequential run.
+    /// The K block results (f32) from the sequential run.
     pub sums_sequential: Vec<f32>,
-    /// f64 sums of the same f32 inputs.
+    /// The same reduction in f64 on the same f32 inputs.
     pub reference_sums: Vec<f64>,
-    /// Largest |sum − reference| over both runs.
+    /// The K results of the together run with 0 in the empty lanes instead of the identity —
+    /// the same as [`ReductionOutput::sums`] for the sum, wrong for a max over negative values
+    /// whenever a lane is empty.
+    pub sums_zero_identity: Vec<f32>,
+    /// Lanes that entered a butterfly holding the identity: the partial last warp's missing
+    /// lanes plus warp 0's lanes past the number of warps in the second stage.
+    pub identity_lanes: u32,
+    /// Largest |result − reference| over both runs.
     pub max_abs_error: f64,
     /// Warps per block.
     pub warps: u32,
@@ -168,6 +322,18 @@ pub struct ReductionOutput {
 /// `shfl_xor` at masks `warp/2 … 1`, each followed by an add. Every lane ends with the sum.
 /// `tag` names the value in labels; levels count from 1 (level 0 = the inputs).
 pub fn warp_sum(block: &mut Block, warp: u32, values: &[f32], tag: &str) -> Vec<f32> {
+    warp_reduce(block, warp, values, tag, ReduceOp::Sum)
+}
+
+/// [`warp_sum`] with any [`ReduceOp`]: each butterfly round combines a lane's value with its
+/// partner's by `op`.
+pub fn warp_reduce(
+    block: &mut Block,
+    warp: u32,
+    values: &[f32],
+    tag: &str,
+    op: ReduceOp,
+) -> Vec<f32> {
     let n = block.shape().warp_size;
     let active = Mask::first(n);
     let mut v = values.to_vec();
@@ -183,15 +349,17 @@ pub fn warp_sum(block: &mut Block, warp: u32, values: &[f32], tag: &str) -> Vec<
             &format!("{tag}: partner lane ^ {mask}"),
             Some(level),
         );
-        v = v.iter().zip(&other).map(|(a, b)| a + b).collect();
+        v = v
+            .iter()
+            .zip(&other)
+            .map(|(a, b)| op.apply(*a, *b))
+            .collect();
         let shown: Vec<f64> = v.iter().map(|x| f64::from(*x)).collect();
-        block.compute(
-            warp,
-            &shown,
-            active,
-            &format!("{tag}: add partner's value"),
-            Some(level),
-        );
+        let what = match op {
+            ReduceOp::Sum => "add partner's value",
+            ReduceOp::Max => "max with partner's value",
+        };
+        block.compute(warp, &shown, active, &format!("{tag}: {what}"), Some(level));
         mask /= 2;
         level += 1;
     }
@@ -215,6 +383,23 @@ pub fn block_reduce(
     inputs: &[Vec<f32>],
     ks: &[usize],
     row_stride: u64,
+) -> Result<Vec<f32>, Error> {
+    block_reduce_with(block, inputs, ks, row_stride, ReduceOp::Sum, 0.0)
+}
+
+/// [`block_reduce`] with any [`ReduceOp`], the empty lanes (a partial last warp's missing
+/// lanes, warp 0's lanes past the number of warps) holding `pad` — the op's
+/// [`ReduceOp::identity`] for a correct kernel, anything else to show what a wrong one does.
+///
+/// # Errors
+/// As [`block_reduce`].
+pub fn block_reduce_with(
+    block: &mut Block,
+    inputs: &[Vec<f32>],
+    ks: &[usize],
+    row_stride: u64,
+    op: ReduceOp,
+    pad: f32,
 ) -> Result<Vec<f32>, Error> {
     let shape = block.shape();
     let (n, warps) = (shape.warp_size, shape.warps());
@@ -249,7 +434,7 @@ pub fn block_reduce(
         for &k in ks {
             let exists = |l: u32| w * n + l < shape.threads;
             let lanes: Vec<f32> = (0..n)
-                .map(|l| if exists(l) { value(k, w * n + l) } else { 0.0 })
+                .map(|l| if exists(l) { value(k, w * n + l) } else { pad })
                 .collect();
             let shown: Vec<f64> = lanes.iter().map(|x| f64::from(*x)).collect();
             let threads = u64::from(shape.threads);
@@ -264,7 +449,18 @@ pub fn block_reduce(
                 &shown,
                 &format!("v{k}: load one value per thread"),
             );
-            let s = warp_sum(block, w, &lanes, &format!("v{k}"));
+            let live = shape.threads.saturating_sub(w * n).min(n);
+            if live < n {
+                // Shown as its own step so the butterfly starts from what the lanes hold.
+                block.compute(
+                    w,
+                    &shown,
+                    Mask::first(n),
+                    &format!("v{k}: lanes ≥ {live} hold no thread and take {pad}"),
+                    Some(0),
+                );
+            }
+            let s = warp_reduce(block, w, &lanes, &format!("v{k}"), op);
             let addr: Vec<_> = lane0
                 .iter()
                 .map(|a| a.map(|_| at(k, u64::from(w))))
@@ -295,9 +491,9 @@ pub fn block_reduce(
         let lanes: Vec<f32> = (0..n)
             .map(|l| {
                 if l < warps {
-                    got.get(l as usize).copied().unwrap_or(0.0) as f32
+                    got.get(l as usize).copied().unwrap_or(f64::from(pad)) as f32
                 } else {
-                    0.0
+                    pad
                 }
             })
             .collect();
@@ -306,10 +502,10 @@ pub fn block_reduce(
             0,
             &shown,
             Mask::first(n),
-            &format!("v{k}: lanes ≥ {warps} take 0"),
+            &format!("v{k}: lanes ≥ {warps} take {pad}"),
             Some(0),
         );
-        let s = warp_sum(block, 0, &lanes, &format!("v{k} block"));
+        let s = warp_reduce(block, 0, &lanes, &format!("v{k} block"), op);
         let addr: Vec<_> = lane0.iter().map(|a| a.map(|_| at(k, 0))).collect();
         block.st_shared(
             0,
@@ -343,30 +539,56 @@ pub fn block_reduce(
 /// [`Error::InvalidParam`] from [`ReductionParams::validate`].
 pub fn run(p: &ReductionParams) -> Result<ReductionOutput, Error> {
     p.validate()?;
-    let shape = BlockShape::new(p.threads, p.warp)?;
-    let k = p.values as usize;
     let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
-    let inputs: Vec<Vec<f32>> = (0..k)
+    let inputs: Vec<Vec<f32>> = (0..p.values)
         .map(|_| {
             (0..p.threads)
                 .map(|_| rng.random_range(-1.0f32..1.0))
                 .collect()
         })
         .collect();
-    let reference_sums: Vec<f64> = inputs
-        .iter()
-        .map(|v| v.iter().map(|x| f64::from(*x)).sum())
-        .collect();
+    run_on(p, inputs)
+}
+
+/// Runs both versions on `inputs[k][thread]` (K = `inputs.len()` sets of `threads` values;
+/// `p.values` is ignored).
+///
+/// # Errors
+/// [`Error::InvalidParam`] from [`ReductionParams::validate`]; [`Error::BadInput`] for a set
+/// shorter than the block or K outside 1..=8.
+pub fn run_on(p: &ReductionParams, inputs: Vec<Vec<f32>>) -> Result<ReductionOutput, Error> {
+    p.validate()?;
+    let shape = BlockShape::new(p.threads, p.warp)?;
+    let k = inputs.len();
+    if !(1..=8).contains(&k) {
+        return Err(Error::BadInput(format!(
+            "a reduction takes 1 to 8 value sets, not {k}"
+        )));
+    }
+    let reference_sums: Vec<f64> = inputs.iter().map(|v| p.op.reference(v)).collect();
     // shared[k][warp_size]: one row of `warp` floats per value.
     let stride = u64::from(p.warp);
     let mut together = Block::new("block_reduce (K values together)", shape);
     let all: Vec<usize> = (0..k).collect();
-    let sums = block_reduce(&mut together, &inputs, &all, stride)?;
+    let id = p.op.identity();
+    let sums = block_reduce_with(&mut together, &inputs, &all, stride, p.op, id)?;
     let mut sequential = Block::new("block_reduce (K values one after the other)", shape);
     let mut sums_sequential = Vec::with_capacity(k);
     for i in 0..k {
-        sums_sequential.extend(block_reduce(&mut sequential, &inputs, &[i], stride)?);
+        sums_sequential.extend(block_reduce_with(
+            &mut sequential,
+            &inputs,
+            &[i],
+            stride,
+            p.op,
+            id,
+        )?);
     }
+    // The same kernel with 0 where the identity belongs (its trace is not kept).
+    let mut scratch = Block::new("block_reduce (0 in the empty lanes)", shape);
+    let sums_zero_identity = block_reduce_with(&mut scratch, &inputs, &all, stride, p.op, 0.0)?;
+    let warps = shape.warps();
+    let identity_lanes = (warps * p.warp - p.threads) + (p.warp - warps);
     let max_abs_error = sums
         .iter()
         .chain(&sums_sequential)
@@ -377,9 +599,13 @@ pub fn run(p: &ReductionParams) -> Result<ReductionOutput, Error> {
     Ok(ReductionOutput {
         block_barriers_together: trace_together.summary().barriers,
         block_barriers_sequential: trace_sequential.summary().barriers,
+        op: p.op,
+        identity: id,
         sums,
         sums_sequential,
         reference_sums,
+        sums_zero_identity,
+        identity_lanes,
         max_abs_error,
         warps: shape.warps(),
         shuffle_steps: p.warp.trailing_zeros(),
@@ -401,6 +627,7 @@ mod tests {
             values,
             warp,
             seed: 7,
+            op: ReduceOp::Sum,
         }
     }
 
@@ -481,6 +708,91 @@ mod tests {
         // A block of one thread: the butterfly adds 31 zeros to its value.
         let one = run(&params(1, 1, 32)).unwrap();
         assert_eq!(one.sums[0], one.inputs[0][0]);
+    }
+
+    fn preset(name: &str) -> (ReductionParams, Vec<Vec<f32>>) {
+        let p = crate::presets::find(name).unwrap();
+        let v = p.session.params.validated(SCENE.params).unwrap();
+        let rp = ReductionParams::from_values(&v).unwrap();
+        let inputs = read_values(p.session.input.as_ref().unwrap(), rp.threads).unwrap();
+        (rp, inputs)
+    }
+
+    #[test]
+    fn the_partial_warp_preset_sums_its_48_values_exactly() {
+        let (p, inputs) = preset("reduction-partial-warp-48");
+        assert_eq!((p.threads, p.op), (48, ReduceOp::Sum));
+        let o = run_on(&p, inputs).unwrap();
+        // 1 + 2 + … + 48 = 48·49/2 = 1176, exact in f32 (integers below 2²⁴).
+        assert_eq!(o.sums, vec![1176.0]);
+        assert_eq!(o.sums_sequential, vec![1176.0]);
+        assert_eq!(o.reference_sums, vec![1176.0]);
+        // 16 missing lanes in warp 1, and 30 of warp 0's lanes in the second stage (2 warps).
+        assert_eq!(o.identity_lanes, 16 + 30);
+        assert_eq!(o.sums_zero_identity, o.sums, "0 is the sum's identity");
+    }
+
+    #[test]
+    fn a_max_needs_minus_infinity_in_the_empty_lanes() {
+        let (p, inputs) = preset("reduction-max-wrong-identity");
+        assert_eq!(p.op, ReduceOp::Max);
+        // Every value is negative; the largest is the first, −0.5 (by construction of the file:
+        // −(t mod 7 + 1)/2 − ⌊t/7⌋).
+        assert!(inputs[0].iter().all(|&v| v < 0.0));
+        assert_eq!(inputs[0][0], -0.5);
+        let o = run_on(&p, inputs).unwrap();
+        assert_eq!(o.sums, vec![-0.5]);
+        assert_eq!(o.reference_sums, vec![-0.5]);
+        assert_eq!(o.identity, f32::NEG_INFINITY);
+        // With 0 in the 24 missing lanes the butterfly's answer is 0, a value no thread holds.
+        assert_eq!(o.sums_zero_identity, vec![0.0]);
+        let json = serde_json::to_value(&o).unwrap();
+        assert_eq!(json["identity"], "-inf");
+        assert_eq!(json["op"], "max");
+    }
+
+    #[test]
+    fn max_of_seeded_values_matches_the_exact_maximum() {
+        for (t, w) in [(1, 32), (33, 32), (256, 32), (1000, 32), (64, 8)] {
+            let o = run(&ReductionParams {
+                op: ReduceOp::Max,
+                ..params(t, 2, w)
+            })
+            .unwrap();
+            for (k, s) in o.sums.iter().enumerate() {
+                let m = o.inputs[k]
+                    .iter()
+                    .copied()
+                    .fold(f32::NEG_INFINITY, f32::max);
+                assert_eq!(*s, m, "threads {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn input_values_are_checked_naming_the_key() {
+        use serde_json::json;
+        let key = |v: serde_json::Value, threads: u32| match read_values(&v, threads) {
+            Err(Error::InvalidInput { key, problem }) => (key, problem),
+            other => panic!("{other:?}"),
+        };
+        let (k, p) = key(json!({"values": [1, 2, 3]}), 4);
+        assert_eq!(k, "values");
+        assert!(p.contains("3 values but threads = 4"), "{p}");
+        assert_eq!(key(json!({"values": [1, "nan", 3]}), 3).0, "values[1]");
+        assert_eq!(key(json!({"values": [1, 1e39]}), 2).0, "values[1]");
+        assert_eq!(key(json!({"values": [[1, 2], [3]]}), 2).0, "values[1]");
+        assert_eq!(
+            key(json!({"values": [[1, 2], [1, 2, 3]]}), 2).0,
+            "values[1]"
+        );
+        assert_eq!(key(json!({"values": vec![vec![1.0; 2]; 9]}), 2).0, "values");
+        assert_eq!(key(json!({"value": [1]}), 1).0, "value");
+        assert_eq!(key(json!({}), 1).0, "values");
+        // Two sets of two: K = 2 block results.
+        let sets = read_values(&json!({"values": [[1, 2], [3, 4]]}), 2).unwrap();
+        let o = run_on(&params(2, 1, 32), sets).unwrap();
+        assert_eq!(o.sums, vec![3.0, 7.0]);
     }
 
     #[test]

@@ -357,11 +357,11 @@ proptest! {
         xscale in 1e-3f64..1e3,
         shift in -1e2f64..1e2,
         dyscale in 1e-3f64..1e3,
-        d in 0usize..3,
+        d in 0usize..4,
     ) {
         use warpscope_core::layernorm::{self, Dtype};
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let dtype = [Dtype::F64, Dtype::F32, Dtype::F16][d];
+        let dtype = [Dtype::F64, Dtype::F32, Dtype::F16, Dtype::Bf16][d];
         let st = |v: Vec<f64>| -> Vec<f64> { v.into_iter().map(|a| dtype.store(a)).collect() };
         let x = st(row(&mut rng, m, xscale, shift));
         let dy = st(row(&mut rng, m, dyscale, 0.0));
@@ -376,6 +376,7 @@ proptest! {
             Dtype::F64 => (f64::EPSILON, 0.0),
             Dtype::F32 => (f32::EPSILON as f64, 0.0),
             Dtype::F16 => (f32::EPSILON as f64, 2f64.powi(-11)),
+            Dtype::Bf16 => (f32::EPSILON as f64, 2f64.powi(-8)),
         };
         prop_assert!(s.sigma > 0.0 && s.r.is_finite());
         for (name, dx, u) in [("hw4", &hw4, u_arith), ("slides", &slides, u_arith), ("reference", &reference, f64::EPSILON)] {

@@ -79,7 +79,9 @@ fn examples(ui: &mut egui::Ui, state: &mut SceneState, zh: bool) {
             .on_hover_text(format!("assets/presets/{}.json", p.name))
             .clicked();
         if let Some(note) = &p.session.note {
-            ui.add(egui::Label::new(egui::RichText::new(note.get(zh)).small()).wrap());
+            // Wrapped in the panel's width: combining marks in their plain form (x̂ as xˆ).
+            let text = crate::widgets::marks::plain(note.get(zh)).into_owned();
+            ui.add(egui::Label::new(egui::RichText::new(text).small()).wrap());
         }
         if clicked {
             state.values = p.session.params.clone();

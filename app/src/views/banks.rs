@@ -25,6 +25,17 @@ impl View for BanksView {
         warpscope_core::banks::run(&warpscope_core::banks::BanksParams::from_values(values)?)
     }
 
+    fn compute_input(
+        _scene: &'static Scene,
+        values: &ParamValues,
+        input: &serde_json::Value,
+    ) -> Result<Self::Output, Error> {
+        warpscope_core::banks::run_input(
+            input,
+            &warpscope_core::banks::BanksParams::from_values(values)?,
+        )
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
         draw(ui, out, self);
     }
@@ -32,6 +43,17 @@ impl View for BanksView {
 
 /// Draws the scene.
 fn draw(ui: &mut egui::Ui, b: &BanksOutput, view: &mut BanksView) {
+    if b.from_input {
+        ui.label(
+            egui::RichText::new(trf!(
+                ui,
+                "Your input: one warp request of {}-byte elements, the byte address of each of the 32 lanes given; bank = (byte address / 4) mod 32.",
+                "你的输入：一次线程束请求，元素 {} 字节，给出 32 个线程各自的字节地址；bank = (字节地址 / 4) mod 32。",
+                b.elem_bytes
+            ))
+            .strong(),
+        );
+    }
     egui::Grid::new("banks-summary")
         .num_columns(2)
         .striped(true)
@@ -97,13 +119,25 @@ fn draw(ui: &mut egui::Ui, b: &BanksOutput, view: &mut BanksView) {
             |ui| {
                 egui::Grid::new("lanes").striped(true).show(ui, |ui| {
                     ui.strong(tr(ui, "lane", "线程"));
-                    ui.strong(tr(ui, "element [row][col]", "元素 [行][列]"));
+                    ui.strong(if b.from_input {
+                        tr(
+                            ui,
+                            "element index (address / size)",
+                            "元素序号（地址 / 大小）",
+                        )
+                    } else {
+                        tr(ui, "element [row][col]", "元素 [行][列]")
+                    });
                     ui.strong(tr(ui, "byte address", "字节地址"));
                     ui.strong("bank");
                     ui.end_row();
                     for (l, ((i, j), a)) in r.elements.iter().zip(&r.addresses).enumerate() {
                         ui.label(l.to_string());
-                        ui.monospace(format!("[{i}][{j}]"));
+                        ui.monospace(if b.from_input {
+                            j.to_string()
+                        } else {
+                            format!("[{i}][{j}]")
+                        });
                         ui.monospace(a.to_string());
                         ui.monospace(r.cost.lane_bank[l].map_or("—".into(), |b| b.to_string()));
                         ui.end_row();

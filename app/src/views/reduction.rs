@@ -1,12 +1,14 @@
-//! The Reductions scene: both runs' barrier counts and sums, then the chosen run stepped event by
-//! event in the shared trace view.
+//! The Reductions scene: both runs' barrier counts and results (sum or max), what a wrong
+//! identity in the empty lanes gives, then the chosen run stepped event by event in the shared
+//! trace view.
 
-use warpscope_core::reduction::ReductionOutput;
+use warpscope_core::reduction::{ReduceOp, ReductionOutput, ReductionParams};
 use warpscope_core::simt::Trace;
 
 use crate::i18n::tr;
 use crate::trf;
 use crate::views::{View, ViewContext};
+use crate::widgets;
 use warpscope_core::Error;
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
@@ -26,6 +28,16 @@ impl View for ReductionView {
         warpscope_core::reduction::run(&warpscope_core::reduction::ReductionParams::from_values(
             values,
         )?)
+    }
+
+    fn compute_input(
+        _scene: &'static Scene,
+        values: &ParamValues,
+        input: &serde_json::Value,
+    ) -> Result<Self::Output, Error> {
+        let p = ReductionParams::from_values(values)?;
+        let sets = warpscope_core::reduction::read_values(input, p.threads)?;
+        warpscope_core::reduction::run_on(&p, sets)
     }
 
     fn events(&self, out: &Self::Output) -> usize {
@@ -71,26 +83,71 @@ fn draw(
             cx.stepper.pos = 0;
         }
     }
+    let max = r.op == ReduceOp::Max;
+    let id = if max { "−∞" } else { "0" };
     egui::Grid::new("reduction-sums")
         .striped(true)
         .show(ui, |ui| {
             ui.strong(tr(ui, "value", "值"));
-            ui.strong(tr(
-                ui,
-                "block sum (f32, together)",
-                "块内和（f32，一起归约）",
-            ));
+            ui.strong(if max {
+                trf!(
+                    ui,
+                    "block max (f32, together; empty lanes {})",
+                    "块内最大值（f32，一起归约；空 lane 为 {}）",
+                    id
+                )
+            } else {
+                trf!(
+                    ui,
+                    "block sum (f32, together; empty lanes {})",
+                    "块内和（f32，一起归约；空 lane 为 {}）",
+                    id
+                )
+            });
             ui.strong(tr(ui, "one after the other", "一个接一个"));
             ui.strong(tr(ui, "f64 reference", "f64 参考值"));
+            if max {
+                ui.strong(tr(
+                    ui,
+                    "with 0 in the empty lanes (wrong identity)",
+                    "空 lane 填 0（错误的单位元）",
+                ));
+            }
             ui.end_row();
+            let cell = |v: f64| widgets::format_extended(v, 7);
             for k in 0..r.sums.len() {
                 ui.label(format!("v{k}"));
-                ui.monospace(format!("{:.6}", r.sums[k]));
-                ui.monospace(format!("{:.6}", r.sums_sequential[k]));
-                ui.monospace(format!("{:.6}", r.reference_sums[k]));
+                let at = |v: &[f32]| v.get(k).map_or(f64::NAN, |x| f64::from(*x));
+                ui.monospace(cell(at(&r.sums)));
+                ui.monospace(cell(at(&r.sums_sequential)));
+                ui.monospace(cell(r.reference_sums.get(k).copied().unwrap_or(f64::NAN)));
+                if max {
+                    let wrong = at(&r.sums_zero_identity);
+                    let t = egui::RichText::new(cell(wrong)).monospace();
+                    ui.label(if wrong == at(&r.sums) {
+                        t
+                    } else {
+                        t.color(widgets::VERMILLION).strong()
+                    });
+                }
                 ui.end_row();
             }
         });
+    ui.label(if max {
+        trf!(
+            ui,
+            "{} lanes per value set held no value and entered the butterfly as −∞, the identity of max (max(−∞, x) = x). With 0 there instead, a max over negative values returns 0 — a value no thread holds.",
+            "每组值有 {} 个 lane 没有值，以 max 的单位元 −∞ 进入蝶形归约（max(−∞, x) = x）。若填 0，负数的最大值就会变成 0——一个没有任何线程持有的值。",
+            r.identity_lanes
+        )
+    } else {
+        trf!(
+            ui,
+            "{} lanes per value set held no value (a partial last warp, warp 0's lanes past the number of warps) and entered the butterfly as 0, the identity of the sum.",
+            "每组值有 {} 个 lane 没有值（不满的最后一个线程束、第二阶段中线程束 0 多出的 lane），以求和的单位元 0 进入蝶形归约。",
+            r.identity_lanes
+        )
+    });
     ui.label(trf!(
         ui,
         "{} warps × {} lanes; {} shuffle steps per warp sum; max |error| vs f64 = {:.2e}",

@@ -55,6 +55,20 @@ pub fn format_sig(f: f64, digits: usize) -> String {
     }
 }
 
+/// [`format_sig`] that writes the non-finite values as a reader expects them: "NaN", "∞",
+/// "−∞" (Rust's own "inf" reads as a word).
+pub fn format_extended(f: f64, digits: usize) -> String {
+    if f.is_nan() {
+        "NaN".to_owned()
+    } else if f == f64::INFINITY {
+        "∞".to_owned()
+    } else if f == f64::NEG_INFINITY {
+        "−∞".to_owned()
+    } else {
+        format_sig(f, digits)
+    }
+}
+
 /// Binary units for [`bytes_text`]: (name, bytes).
 const BYTE_UNITS: [(&str, f64); 7] = [
     ("EiB", 1_152_921_504_606_846_976.0),

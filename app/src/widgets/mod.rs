@@ -28,7 +28,7 @@ pub use bars::{Bar, BarGroup, Scale, Series, StackedBar, grouped_bars, legend, s
 pub use butterfly::butterfly;
 pub use dag::dag;
 pub use definitions::definitions;
-pub use format::{byte_unit, bytes_text, format_number, format_sig};
+pub use format::{byte_unit, bytes_text, format_extended, format_number, format_sig};
 pub use gantt::{GanttBar, GanttRow, fitted_text, gantt};
 pub use lanes::{LaneCell, lane_strip};
 pub use ledger_bars::{LedgerBar, ledger_bars};

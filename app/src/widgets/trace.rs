@@ -131,15 +131,24 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
     if let Some(t) = current_tag {
         let (rows, masks) = butterfly_rows(events, t, i);
         let current = rows.iter().rposition(Option::is_some);
-        widgets::marks::label(
-            ui,
-            egui::RichText::new(trf!(
+        // A max reduction labels its combining step `max with partner's value`.
+        let max = events
+            .iter()
+            .any(|x| tag(x) == Some(t) && x.label.contains("max with partner"));
+        let caption = if max {
+            trf!(
+                ui,
+                "Butterfly of {t} in warp {w}: shfl_xor, then max",
+                "线程束 {w} 里 {t} 的蝶形归约：先 shfl_xor，再取最大值"
+            )
+        } else {
+            trf!(
                 ui,
                 "Butterfly of {t} in warp {w}: shfl_xor, then add",
                 "线程束 {w} 里 {t} 的蝶形归约：先 shfl_xor，再相加"
-            ))
-            .strong(),
-        );
+            )
+        };
+        widgets::marks::label(ui, egui::RichText::new(caption).strong());
         widgets::butterfly(ui, &rows, &masks, current, trace.warp_size as usize);
     }
     ui.add_space(6.0);

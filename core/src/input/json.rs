@@ -290,6 +290,51 @@ pub fn same_shape(
     Ok(())
 }
 
+/// Serialises a number as JSON can hold it: finite as a number, otherwise as the string
+/// `"inf"`, `"-inf"` or `"nan"` that [`extended_number`] reads back (serde_json would write
+/// `null`, which says nothing about which). For `#[serde(serialize_with = "…")]`.
+///
+/// # Errors
+/// The serializer's.
+pub fn ser_extended<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_finite() {
+        s.serialize_f64(*v)
+    } else if v.is_nan() {
+        s.serialize_str("nan")
+    } else if *v > 0.0 {
+        s.serialize_str("inf")
+    } else {
+        s.serialize_str("-inf")
+    }
+}
+
+/// [`ser_extended`] for an f32.
+///
+/// # Errors
+/// The serializer's.
+pub fn ser_extended_f32<S: serde::Serializer>(v: &f32, s: S) -> Result<S::Ok, S::Error> {
+    ser_extended(&f64::from(*v), s)
+}
+
+/// [`ser_extended`] for each number of a list.
+///
+/// # Errors
+/// The serializer's.
+pub fn ser_extended_vec<S: serde::Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    struct One(f64);
+    impl serde::Serialize for One {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            ser_extended(&self.0, s)
+        }
+    }
+    let mut seq = s.serialize_seq(Some(v.len()))?;
+    for &x in v {
+        seq.serialize_element(&One(x))?;
+    }
+    seq.end()
+}
+
 /// `v` shown in a message, bounded.
 fn shown(v: &Value) -> String {
     let s = v.to_string();
@@ -361,6 +406,24 @@ mod tests {
         assert!(integer(&json!(-1), "n", 0, 5).is_err());
         let (_, p) = problem(integer(&json!(1_000_000_000_u64), "n", 1, 1000).unwrap_err());
         assert!(p.contains("1000000000"), "{p}");
+    }
+
+    #[test]
+    fn non_finite_numbers_serialise_as_the_strings_the_reader_takes() {
+        #[derive(serde::Serialize)]
+        struct T {
+            #[serde(serialize_with = "ser_extended")]
+            a: f64,
+            #[serde(serialize_with = "ser_extended_vec")]
+            b: Vec<f64>,
+        }
+        let v = serde_json::to_value(T {
+            a: f64::NAN,
+            b: vec![1.5, f64::INFINITY, f64::NEG_INFINITY],
+        })
+        .unwrap();
+        assert_eq!(v, json!({"a": "nan", "b": [1.5, "inf", "-inf"]}));
+        assert_eq!(extended_number(&v["b"][2], "b").unwrap(), f64::NEG_INFINITY);
     }
 
     #[test]

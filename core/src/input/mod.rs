@@ -7,6 +7,7 @@
 //! and a file that grows or is swapped between the check and the read is still never read past
 //! its limit.
 
+pub mod expr;
 pub mod json;
 
 use std::io::Read as _;

@@ -1,7 +1,8 @@
 //! Scene `layernorm-formulas` (lecture §2.1, script 01 part 1): the forward saving μ and
 //! r = 1/σ; ∇x in the HW4 form and in the slides / paper form; ∇γ, ∇β; each compared with an
 //! independent reference (reverse-mode differentiation of the 7-op decomposition in f64,
-//! [`super::reference_row`]) in f64, f32 and f16 storage with f32 arithmetic.
+//! [`super::reference_row`]) in f64, f32, and f16 and bf16 storage with f32 arithmetic; on the
+//! user's own rows through [`super::input`].
 //!
 //! Inputs (seeded ChaCha8): x, ∇y ~ N(0, 1); γ = 1 + 0.1·N(0, 1); β = 0.1·N(0, 1); shape
 //! rows × cols. For f32 and f16 the inputs are first rounded to the storage type and the
@@ -15,7 +16,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::{DTYPES, Dtype, backward_row, check_elements, normals, reference_row};
+use super::{Dtype, STORAGE_DTYPES, backward_row, check_elements, normals, reference_row};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
 use crate::scene::{Scene, to_json};
@@ -33,10 +34,17 @@ const PARAMS: &[ParamSpec] = &[
     .log(),
     ParamSpec::choice(
         "dtype",
-        "precision (f16 = f16 storage, f32 arithmetic)",
-        "精度（f16 = f16 存储、f32 计算）",
-        DTYPES,
+        "precision (f16, bf16 = that storage, f32 arithmetic)",
+        "精度（f16、bf16 = 该类型存储、f32 计算）",
+        STORAGE_DTYPES,
         "f64",
+    ),
+    ParamSpec::choice(
+        "accumulate",
+        "arithmetic of the sums (your input)",
+        "求和的运算精度（你的输入）",
+        super::input::ACCUMULATE,
+        "f32",
     ),
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];
@@ -50,12 +58,12 @@ pub const SCENE: Scene = Scene {
         "LayerNorm 反向：HW4 写法、slides 写法与自动求导",
     ),
     summary: Text::new(
-        "Both closed forms of ∇x against reverse-mode differentiation, in f64, f32 and f16.",
-        "两种闭式的 ∇x 与反向模式自动求导对比，分别用 f64、f32 和 f16。",
+        "Both closed forms of ∇x against reverse-mode differentiation, in f64, f32, f16 and bf16.",
+        "两种闭式的 ∇x 与反向模式自动求导对比，分别用 f64、f32、f16 和 bf16。",
     ),
     params: PARAMS,
     run: |v| to_json(&run(&FormulasParams::from_values(v)?)?),
-    input: None,
+    input: Some(&super::input::INPUT),
 };
 
 /// Validated parameters.
@@ -148,7 +156,7 @@ pub struct FormulasOutput {
     pub max_abs_diff_hw4: f64,
     /// max |∇x_slides − ∇x_ref| in the chosen precision.
     pub max_abs_diff_slides: f64,
-    /// Every precision, f64, f32, f16.
+    /// Every precision, f64, f32, f16, bf16.
     pub by_dtype: Vec<DtypeDiffs>,
     /// Per row, Σᵢ ∇xᵢ of the reference (exercise 2: 0 up to f64 rounding).
     pub row_sums_reference: Vec<f64>,
@@ -288,19 +296,20 @@ fn compute(p: &FormulasParams, dtype: Dtype) -> Computed {
 /// current progress scope is cancelled.
 pub fn run(p: &FormulasParams) -> Result<FormulasOutput, Error> {
     p.validate()?;
-    let mut by_dtype = Vec::with_capacity(3);
+    let mut by_dtype = Vec::with_capacity(4);
     let mut chosen = None;
-    for (k, dt) in [Dtype::F64, Dtype::F32, Dtype::F16].into_iter().enumerate() {
-        crate::progress::report(k as u64, 3)?;
+    let all = [Dtype::F64, Dtype::F32, Dtype::F16, Dtype::Bf16];
+    for (k, dt) in all.into_iter().enumerate() {
+        crate::progress::report(k as u64, all.len() as u64)?;
         let c = compute(p, dt);
         by_dtype.push(c.diffs);
         if dt == p.dtype {
             chosen = Some(c);
         }
     }
-    crate::progress::report(3, 3)?;
+    crate::progress::report(all.len() as u64, all.len() as u64)?;
     let c = chosen
-        .ok_or_else(|| Error::invalid("dtype", p.dtype.name(), "expected f64, f32 or f16"))?;
+        .ok_or_else(|| Error::invalid("dtype", p.dtype.name(), "expected f64, f32, f16 or bf16"))?;
     Ok(FormulasOutput {
         dtype: p.dtype,
         max_abs_diff_hw4: c.diffs.max_abs_diff_hw4,
@@ -357,6 +366,9 @@ mod tests {
         // f16 output rounding alone is up to 2⁻¹¹ relative.
         assert!(f16d.max_abs_diff_hw4 < 1e-2 && f16d.max_abs_diff_hw4 > 1e-5);
         assert!(f16d.max_abs_diff_hw4 > f32d.max_abs_diff_hw4);
+        // bf16 keeps 3 bits fewer than f16: its output rounding alone is up to 2⁻⁸ relative.
+        let bf16d = o.by_dtype[3];
+        assert!(bf16d.max_abs_diff_hw4 < 5e-2 && bf16d.max_abs_diff_hw4 > f16d.max_abs_diff_hw4);
     }
 
     #[test]

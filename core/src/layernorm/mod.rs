@@ -40,6 +40,7 @@ use crate::scene::Scene;
 pub mod bytes;
 pub mod dgamma;
 pub mod formulas;
+pub mod input;
 pub mod numerics;
 pub mod syncs;
 
@@ -70,13 +71,21 @@ pub enum Dtype {
     /// Inputs (x, ∇y, γ, β) and outputs (∇x, ∇γ, ∇β) stored as IEEE binary16; arithmetic and
     /// the saved μ, r in f32 — what a `__half` kernel does (`(float)inp[i]`).
     F16,
+    /// As [`Dtype::F16`] with bfloat16 storage (8 significand bits, f32's exponent range:
+    /// `__nv_bfloat16`).
+    Bf16,
 }
 
-/// The names a `dtype` parameter takes, in [`Dtype`] order.
+/// The names a `dtype` parameter takes, in [`Dtype`] order (bf16 only where a scene offers it:
+/// [`STORAGE_DTYPES`]).
 pub const DTYPES: &[&str] = &["f64", "f32", "f16"];
 
+/// The storage types of `layernorm-formulas`: [`DTYPES`] and bf16.
+pub const STORAGE_DTYPES: &[&str] = &["f64", "f32", "f16", "bf16"];
+
 impl Dtype {
-    /// Parses `f64` / `f32` / `f16` for parameter `name`.
+    /// Parses `f64` / `f32` / `f16` / `bf16` for parameter `name` (a scene's own choice list
+    /// keeps out what it does not offer).
     ///
     /// # Errors
     /// [`Error::InvalidParam`] naming `name` and listing the choices.
@@ -85,10 +94,11 @@ impl Dtype {
             "f64" => Ok(Dtype::F64),
             "f32" => Ok(Dtype::F32),
             "f16" => Ok(Dtype::F16),
+            "bf16" => Ok(Dtype::Bf16),
             _ => Err(Error::invalid(
                 name,
                 text,
-                format!("expected one of {}", DTYPES.join(", ")),
+                format!("expected one of {}", STORAGE_DTYPES.join(", ")),
             )),
         }
     }
@@ -99,25 +109,29 @@ impl Dtype {
             Dtype::F64 => "f64",
             Dtype::F32 => "f32",
             Dtype::F16 => "f16",
+            Dtype::Bf16 => "bf16",
         }
     }
 
     /// Unit roundoff u of the storage type (half an ulp at 1): 2⁻⁵³ for f64, 2⁻²⁴ for f32, 2⁻¹¹
-    /// for f16 — the relative error of storing one number.
+    /// for f16, 2⁻⁸ for bf16 — the relative error of storing one number.
     pub fn unit_roundoff(self) -> f64 {
         match self {
             Dtype::F64 => 2f64.powi(-53),
             Dtype::F32 => 2f64.powi(-24),
             Dtype::F16 => 2f64.powi(-11),
+            Dtype::Bf16 => 2f64.powi(-8),
         }
     }
 
-    /// Rounds `v` to this type's *storage* precision (f16 for [`Dtype::F16`]).
+    /// Rounds `v` to this type's *storage* precision (f16 for [`Dtype::F16`], bf16 for
+    /// [`Dtype::Bf16`]; round to nearest even, overflow to ±∞ — IEEE 754 §4.3).
     pub fn store(self, v: f64) -> f64 {
         match self {
             Dtype::F64 => v,
             Dtype::F32 => f64::from(v as f32),
             Dtype::F16 => f64::from(half::f16::from_f64(v)),
+            Dtype::Bf16 => f64::from(half::bf16::from_f64(v)),
         }
     }
 }
@@ -304,7 +318,7 @@ fn in_dtype(
     }
     let (dx, s) = match dtype {
         Dtype::F64 => go::<f64>(x, dy, gamma, form),
-        Dtype::F32 | Dtype::F16 => go::<f32>(x, dy, gamma, form),
+        Dtype::F32 | Dtype::F16 | Dtype::Bf16 => go::<f32>(x, dy, gamma, form),
     };
     (dx.into_iter().map(|v| dtype.store(v)).collect(), s)
 }
@@ -364,7 +378,7 @@ mod tests {
     fn unit_roundoff_is_half_the_gap_above_one() {
         // The next number after 1 is 1 + 2u: storing 1 + u rounds (to even) back to 1, storing
         // 1 + 2u keeps it.
-        for d in [Dtype::F64, Dtype::F32, Dtype::F16] {
+        for d in [Dtype::F64, Dtype::F32, Dtype::F16, Dtype::Bf16] {
             let u = d.unit_roundoff();
             assert_eq!(d.store(1.0 + u), 1.0, "{}", d.name());
             assert_eq!(d.store(1.0 + 2.0 * u), 1.0 + 2.0 * u, "{}", d.name());
@@ -425,7 +439,14 @@ mod tests {
         assert_eq!(Dtype::F16.store(1.0 + 2f64.powi(-12)), 1.0);
         assert_eq!(Dtype::F32.store(0.1), f64::from(0.1f32));
         assert_eq!(Dtype::F64.store(0.1), 0.1);
-        assert!(Dtype::parse("dtype", "bf16").is_err());
+        assert!(Dtype::parse("dtype", "f8").is_err());
+        // bf16 keeps 8 significand bits: 1 + 2⁻⁸ is a tie that rounds to even (1), and 257
+        // rounds to 256.
+        assert_eq!(Dtype::Bf16.store(1.0 + 2f64.powi(-8)), 1.0);
+        assert_eq!(Dtype::Bf16.store(257.0), 256.0);
+        // bf16 has f32's exponent range: 1e30 stays finite where f16 overflows past 65504.
+        assert!(Dtype::Bf16.store(1e30).is_finite());
+        assert!(Dtype::F16.store(65536.0).is_infinite());
         assert!(check_elements(1 << 10, 1 << 10, 8).is_ok());
         let e = check_elements(1 << 11, 1 << 10, 8).unwrap_err().to_string();
         assert!(e.contains("16777216 bytes"), "{e}");

@@ -45,7 +45,7 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&FormulaParams::from_values(v)?)?),
-    input: None,
+    input: Some(&super::input::INPUT),
 };
 
 /// Validated parameters.
@@ -178,7 +178,7 @@ pub fn cost(len: u64) -> FormulaCost {
 }
 
 /// ∇x = ∇y·J with J built explicitly (f64).
-fn jacobian_product_f64(y: &[f64], dy: &[f64]) -> Vec<f64> {
+pub(crate) fn jacobian_product_f64(y: &[f64], dy: &[f64]) -> Vec<f64> {
     let l = y.len();
     let mut jac = vec![0.0f64; l * l];
     for i in 0..l {

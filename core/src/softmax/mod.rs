@@ -28,6 +28,7 @@ use crate::scene::Scene;
 
 pub mod formula;
 pub mod fusion;
+pub mod input;
 pub mod saved;
 pub mod warp;
 
@@ -185,16 +186,19 @@ pub fn exercise1() -> Result<Exercise1, Error> {
     })
 }
 
-/// Row-wise softmax of `x` (f64), max-subtracted.
-pub(crate) fn softmax_f64(x: &[f64]) -> Vec<f64> {
+/// The forward softmax of one row in f64: yⱼ = exp(xⱼ − m) / Σₖ exp(xₖ − m) with m = maxₖ xₖ
+/// (subtracting the maximum keeps exp from overflowing; the result is unchanged in exact
+/// arithmetic). `x` must be non-empty with at least one finite entry: a row of all −∞ gives
+/// −∞ − (−∞) = NaN — see [`input::masked_softmax_row`] for the masked convention.
+pub fn softmax_f64(x: &[f64]) -> Vec<f64> {
     let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let e: Vec<f64> = x.iter().map(|v| (v - m).exp()).collect();
     let z: f64 = e.iter().sum();
     e.iter().map(|v| v / z).collect()
 }
 
-/// Row-wise softmax of `x` (f32 arithmetic), max-subtracted.
-pub(crate) fn softmax_f32(x: &[f32]) -> Vec<f32> {
+/// [`softmax_f64`] in f32 arithmetic (exp and the sum in f32, as a kernel does).
+pub fn softmax_f32(x: &[f32]) -> Vec<f32> {
     let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let e: Vec<f32> = x.iter().map(|v| (v - m).exp()).collect();
     let z: f32 = e.iter().sum();

@@ -1,6 +1,7 @@
 //! `softmax-formula`: ∇x = y ⊙ (∇y − Σ∇y·y) against the explicit Jacobian product — their
 //! errors in f64 and f32 as bars on a log axis, and the cost per row over L (FLOPs and bytes,
-//! L against L²) from the result's own sweep.
+//! L against L²) from the result's own sweep. On the user's input: each row's y and ∇x, and for
+//! a fully masked row the convention (y = 0, ∇x = 0) beside what the naive forms give.
 
 use crate::i18n::tr;
 use crate::trf;
@@ -10,22 +11,219 @@ use warpscope_core::Error;
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 use warpscope_core::softmax::formula::{FormulaOutput, FormulaParams};
+use warpscope_core::softmax::input::{SoftmaxInput, SoftmaxInputOutput};
 
 /// The `softmax-formula` view.
 #[derive(Debug, Clone, Default)]
 pub struct FormulaView;
 
+/// What the view draws: the seeded comparison, or the user's rows.
+#[derive(Debug, Clone)]
+pub enum FormulaResult {
+    /// Seeded rows.
+    Generated(Box<FormulaOutput>),
+    /// The user's input (`--input`).
+    Input(SoftmaxInputOutput),
+}
+
 impl View for FormulaView {
     const SCENE: &'static str = "softmax-formula";
-    type Output = FormulaOutput;
+    type Output = FormulaResult;
 
     fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
         warpscope_core::softmax::formula::run(&FormulaParams::from_values(values)?)
+            .map(|o| FormulaResult::Generated(Box::new(o)))
+    }
+
+    fn compute_input(
+        _scene: &'static Scene,
+        _values: &ParamValues,
+        input: &serde_json::Value,
+    ) -> Result<Self::Output, Error> {
+        warpscope_core::softmax::input::run(&SoftmaxInput::read(input)?).map(FormulaResult::Input)
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
-        draw(ui, out, cx.values);
+        match out {
+            FormulaResult::Generated(o) => draw(ui, o, cx.values),
+            FormulaResult::Input(o) => draw_input(ui, o),
+        }
     }
+}
+
+/// Rows of the user's input drawn (the report has them all).
+const MAX_ROWS_SHOWN: usize = 8;
+
+/// Entries of a row written out.
+const MAX_ENTRIES_SHOWN: usize = 8;
+
+/// A row's first entries, NaN and ±∞ spelt out.
+fn entries(v: &[f64]) -> String {
+    let mut s: Vec<String> = v
+        .iter()
+        .take(MAX_ENTRIES_SHOWN)
+        .map(|x| widgets::format_extended(*x, 4))
+        .collect();
+    if v.len() > MAX_ENTRIES_SHOWN {
+        s.push(format!("… (+{})", v.len() - MAX_ENTRIES_SHOWN));
+    }
+    format!("({})", s.join(", "))
+}
+
+/// The user's rows.
+fn draw_input(ui: &mut egui::Ui, o: &SoftmaxInputOutput) {
+    let n = o.rows.len();
+    ui.label(
+        egui::RichText::new(if o.from_scores {
+            trf!(
+                ui,
+                "Your input: {} rows × L = {}, y = softmax of your scores (masked entries left out); ∇x with respect to the scores, in f64.",
+                "你的输入：{} 行 × L = {}，y = 你的分数的 softmax（屏蔽项不参与）；∇x 是对分数的梯度，用 f64 计算。",
+                n,
+                o.len
+            )
+        } else {
+            trf!(
+                ui,
+                "Your input: {} rows × L = {}, y given; ∇x with respect to the scores, in f64.",
+                "你的输入：{} 行 × L = {}，直接给出 y；∇x 是对分数的梯度，用 f64 计算。",
+                n,
+                o.len
+            )
+        })
+        .strong(),
+    );
+    let g = match o.dropout_p {
+        Some(p) => trf!(
+            ui,
+            "∇x = y ⊙ (g − Σ g·y) with g = ∇y ⊙ keep / (1 − p), p = {}",
+            "∇x = y ⊙ (g − Σ g·y)，其中 g = ∇y ⊙ keep / (1 − p)，p = {}",
+            num(p)
+        ),
+        None => tr(
+            ui,
+            "∇x = y ⊙ (g − Σ g·y) with g = ∇y",
+            "∇x = y ⊙ (g − Σ g·y)，其中 g = ∇y",
+        )
+        .to_owned(),
+    };
+    ui.label(g);
+    ui.label(match o.max_abs_diff_jacobian {
+        Some(d) => trf!(
+            ui,
+            "Against the explicit L × L Jacobian product: largest |difference| {}.",
+            "与显式 L × L 雅可比乘积相比，最大 |差|：{}。",
+            diff_text(ui, d)
+        ),
+        None => tr(
+            ui,
+            "The rows are too many or too long to build every L × L Jacobian; the formula alone is shown.",
+            "行太多或太长，无法为每行构造 L × L 雅可比；只显示公式的结果。",
+        )
+        .to_owned(),
+    });
+    ui.add_space(6.0);
+    egui::Grid::new("softmax-input-rows")
+        .striped(true)
+        .num_columns(5)
+        .show(ui, |ui| {
+            for h in [
+                tr(ui, "row", "行"),
+                tr(ui, "masked", "屏蔽数"),
+                "y",
+                "∇x",
+                "Σ∇x",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (i, r) in o.rows.iter().take(MAX_ROWS_SHOWN).enumerate() {
+                ui.label(i.to_string());
+                ui.label(if r.fully_masked {
+                    egui::RichText::new(tr(ui, "all", "全部"))
+                        .color(widgets::VERMILLION)
+                        .strong()
+                } else {
+                    egui::RichText::new(r.masked.to_string())
+                });
+                ui.monospace(entries(&r.y));
+                ui.monospace(entries(&r.dx));
+                ui.monospace(widgets::format_extended(r.sum_dx, 3));
+                ui.end_row();
+            }
+        });
+    if n > MAX_ROWS_SHOWN {
+        ui.label(trf!(
+            ui,
+            "… and {} more rows (all are in `warpscope report softmax-formula --input FILE`).",
+            "……另有 {} 行（全部见 `warpscope report softmax-formula --input FILE`）。",
+            n - MAX_ROWS_SHOWN
+        ));
+    }
+    let full: Vec<_> = o
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.fully_masked)
+        .collect();
+    if full.is_empty() {
+        return;
+    }
+    ui.add_space(8.0);
+    ui.label(
+        egui::RichText::new(tr(
+            ui,
+            "A fully masked row: no probability mass, no gradient — y = 0 and ∇x = 0 (the convention of jax.nn.softmax(where=…) and Keras, and what NVIDIA Apex issue #1390 asks of ScaledMaskedSoftmax).",
+            "完全被屏蔽的行：没有概率质量，也没有梯度——y = 0、∇x = 0（jax.nn.softmax(where=…) 与 Keras 的约定，也是 NVIDIA Apex issue #1390 对 ScaledMaskedSoftmax 的要求）。",
+        ))
+        .strong(),
+    );
+    egui::Grid::new("softmax-naive")
+        .striped(true)
+        .num_columns(4)
+        .show(ui, |ui| {
+            for h in [
+                tr(ui, "row", "行"),
+                tr(ui, "computed as", "算法"),
+                "y",
+                "∇x",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (i, r) in full.iter().take(MAX_ROWS_SHOWN) {
+                ui.label(i.to_string());
+                ui.label(tr(ui, "convention: y = 0", "约定：y = 0"));
+                ui.monospace(entries(&r.y));
+                ui.monospace(entries(&r.dx));
+                ui.end_row();
+                if let Some(nv) = &r.naive {
+                    let bad = |t: String| {
+                        egui::RichText::new(t)
+                            .monospace()
+                            .color(widgets::VERMILLION)
+                    };
+                    ui.label("");
+                    ui.label(tr(
+                        ui,
+                        "naive: masked scores = −10000 (uniform 1/L)",
+                        "朴素：屏蔽分数 = −10000（均匀的 1/L）",
+                    ));
+                    ui.label(bad(entries(&nv.y_fill)));
+                    ui.label(bad(entries(&nv.dx_fill)));
+                    ui.end_row();
+                    ui.label("");
+                    ui.label(tr(
+                        ui,
+                        "naive: masked scores = −∞ (−∞ − (−∞) = NaN)",
+                        "朴素：屏蔽分数 = −∞（−∞ − (−∞) = NaN）",
+                    ));
+                    ui.label(bad(entries(&nv.y_inf)));
+                    ui.label(bad(entries(&nv.dx_inf)));
+                    ui.end_row();
+                }
+            }
+        });
 }
 
 fn num(v: f64) -> String {

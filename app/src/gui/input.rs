@@ -99,7 +99,7 @@ fn editor(ui: &mut egui::Ui, state: &mut SceneState, spec: &InputSpec, zh: bool,
     ui.separator();
     let header = egui::CollapsingHeader::new(tr(ui, "Your input (JSON)", "你的输入（JSON）"))
         .id_salt(("input-editor", state.scene.id))
-        .default_open(state.input.is_some());
+        .default_open(true);
     header.show(ui, |ui| {
         ui.label(
             egui::RichText::new(if state.input.is_some() {
@@ -123,6 +123,7 @@ fn editor(ui: &mut egui::Ui, state: &mut SceneState, spec: &InputSpec, zh: bool,
                 .as_deref()
                 .map_or_else(|| spec.example.to_owned(), pretty);
         }
+        let name = ui.label(tr(ui, "Input JSON", "输入的 JSON")).id;
         egui::ScrollArea::vertical()
             .id_salt("input-text")
             .max_height(180.0)
@@ -132,7 +133,8 @@ fn editor(ui: &mut egui::Ui, state: &mut SceneState, spec: &InputSpec, zh: bool,
                         .code_editor()
                         .desired_rows(6)
                         .desired_width(ui.available_width()),
-                );
+                )
+                .labelled_by(name);
             });
         let busy = state.editor.dialog.is_some();
         ui.horizontal_wrapped(|ui| {

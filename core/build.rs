@@ -23,7 +23,11 @@ fn main() {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let _ = writeln!(out, "    ({name:?}, include_str!({:?})),", f.display().to_string());
+        let _ = writeln!(
+            out,
+            "    ({name:?}, include_str!({:?})),",
+            f.display().to_string()
+        );
     }
     out.push(']');
     let target = Path::new(&std::env::var("OUT_DIR").unwrap_or_default()).join("presets.rs");

@@ -76,7 +76,10 @@ mod tests {
             );
             let r = s.report_with(p.session.params.clone(), p.session.input.as_ref());
             assert!(r.is_ok(), "preset {}: {:?}", p.name, r.err());
-            assert_eq!(for_scene(s.id).iter().filter(|q| q.name == p.name).count(), 1);
+            assert_eq!(
+                for_scene(s.id).iter().filter(|q| q.name == p.name).count(),
+                1
+            );
         }
         assert!(find("no-such-preset").is_err());
     }

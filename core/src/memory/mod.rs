@@ -23,6 +23,7 @@ use crate::Error;
 use crate::scene::Scene;
 
 pub mod allocator;
+pub mod arena;
 pub mod caching;
 pub mod lifetimes;
 pub mod pickle;

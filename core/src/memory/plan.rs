@@ -302,6 +302,17 @@ mod tests {
     }
 
     #[test]
+    fn the_arena_planners_meet_the_lectures_bound_on_the_ten_temporaries() {
+        // 1 BLH = 16 · 512 · 1024 elements × 2 bytes; the lecture's bound is 11 BLH (§5.1).
+        let blh = 16 * 512 * 1024 * 2;
+        for planner in [Planner::CreationOrder, Planner::GreedyBySize] {
+            let o = run_with(&lecture(), planner).unwrap();
+            assert_eq!(o.arena.lower_bound_peak_live, 11 * blh);
+            assert_eq!(o.arena.total_bytes, 11 * blh, "{planner:?}");
+        }
+    }
+
+    #[test]
     fn plan_reaches_the_bound_on_both_sides_of_the_crossover() {
         for len in [32, 128, 191, 192, 256, 1024, 2048] {
             let s = AttentionShape { len, ..lecture() };

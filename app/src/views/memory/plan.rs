@@ -214,6 +214,15 @@ fn draw(ui: &mut egui::Ui, o: &PlanOutput) {
         })
         .collect();
     widgets::gantt(ui, &rows, o.steps, &[]);
+    if o.arena.planner == Planner::GreedyBySize {
+        ui.label(trf!(
+            ui,
+            "The same ten tensors in one arena by greedy by size (TFLite's, parameter planner): {} against the lower bound {}.",
+            "同样这十个张量按大小贪心（TFLite 的，参数 planner）放进一整块显存池：{}，下界 {}。",
+            mib_text(o.arena.total_bytes),
+            mib_text(o.arena.lower_bound_peak_live)
+        ));
+    }
     ui.add_space(6.0);
     ui.label(
         egui::RichText::new(tr(

@@ -28,7 +28,7 @@ pub const INPUT_KEYS: Text<&'static str> = Text::new(
      lr：学习率 0..=10（默认 0.0001）\n\
      betas：[β₁, β₂]，每个 0 ≤ β < 1（默认 [0.9, 0.999]）\n\
      eps：ε 0..=1（默认 1e-8）\n\
-     weight_decay：解耦的权重衰减（AdamW）0..=1（默认 0）\n\
+     weight_decay：与梯度分开的权重衰减（AdamW）0..=1（默认 0）\n\
      loss_scale：> 0，至多 2^32（默认 1）\n\
      unscale_times：整数 0..=4，优化器除以损失缩放的次数（默认 1）",
 );

@@ -129,3 +129,44 @@ fn memory_allocator_replays_a_trace_and_names_the_bad_op() {
         refused_naming(&report_input("memory-allocator", trace, &[]), key);
     }
 }
+
+#[test]
+fn export_draws_the_users_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.json");
+    std::fs::write(&input, r#"{"trace": [["malloc", "a", 1000]]}"#).unwrap();
+    let svg = dir.path().join("a.svg");
+    let out = warpscope(&[
+        "export",
+        "memory-allocator",
+        "--input",
+        input.to_str().unwrap(),
+        "--out",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // 1000 B rounds up to 1024 B (a multiple of 512) in a 2 MiB small segment.
+    assert!(text.contains("1024"), "the SVG names the rounded size");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"tensors": [{"name": "x", "size_bytes": 8, "first_op": 0}]}"#,
+    )
+    .unwrap();
+    let out = warpscope(&[
+        "export",
+        "memory-plan",
+        "--input",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.path().join("b.svg").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`tensors[0].last_op`"));
+    assert!(!dir.path().join("b.svg").exists());
+}

@@ -58,6 +58,16 @@ fn sci(x: f32) -> String {
     }
 }
 
+/// A parameter value to eight significant digits (an f32 near 1 needs them: 0.99902344),
+/// or ±∞ / NaN.
+fn value(x: f32) -> String {
+    if x.is_finite() {
+        widgets::format_sig(f64::from(x), 8)
+    } else {
+        sci(x)
+    }
+}
+
 /// The line's label, with where it stopped being finite.
 fn line_label(ui: &egui::Ui, r: &PrecisionRun) -> String {
     let name = if zh(ui) { &r.label_zh } else { &r.label };
@@ -282,8 +292,8 @@ fn draw(ui: &mut egui::Ui, o: &AdamOutput) {
             sci(s.grad),
             sci(s.m),
             sci(s.v),
-            sci(s.param),
-            sci(s.model_param)
+            value(s.param),
+            value(s.model_param)
         ));
     }
 }

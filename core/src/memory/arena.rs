@@ -124,7 +124,12 @@ pub struct ArenaPlan {
     /// Pairs alive together only at one op (op k's input and output): closed lifetimes keep them
     /// apart; a half-open planner would let them share memory.
     pub touching: Vec<Touching>,
+    /// How many such pairs there are (`touching` lists the first [`MAX_TOUCHING`]).
+    pub touching_pairs: usize,
 }
+
+/// Most [`Touching`] pairs a plan lists.
+pub const MAX_TOUCHING: usize = 64;
 
 /// Reads `{tensors: [...]}`.
 ///
@@ -268,25 +273,39 @@ pub fn plan(tensors: &[Placement], planner: Planner) -> ArenaPlan {
         .collect();
     let first = placements.iter().map(|t| t.first_op).min().unwrap_or(0);
     let last = placements.iter().map(|t| t.last_op).max().unwrap_or(0);
+    // Live bytes per op by a sweep (+size at first_op, −size after last_op): ops × tensors
+    // would be 4·10⁸ steps at the input's bounds.
+    let span = (last - first) as usize + 2;
+    let mut delta = vec![0i128; span];
+    for t in &placements {
+        if let Some(d) = delta.get_mut((t.first_op - first) as usize) {
+            *d += i128::from(t.size_bytes);
+        }
+        if let Some(d) = delta.get_mut((t.last_op - first) as usize + 1) {
+            *d -= i128::from(t.size_bytes);
+        }
+    }
+    let mut live = 0i128;
     let per_op_live_bytes: Vec<(u64, u64)> = (first..=last)
-        .map(|op| {
-            let live = placements
-                .iter()
-                .filter(|t| t.first_op <= op && op <= t.last_op)
-                .map(|t| t.size_bytes)
-                .sum();
-            (op, live)
+        .zip(&delta)
+        .map(|(op, d)| {
+            live += d;
+            (op, u64::try_from(live).unwrap_or(0))
         })
         .collect();
     let mut touching = Vec::new();
+    let mut touching_pairs = 0usize;
     for a in &placements {
         for b in &placements {
             if a.last_op == b.first_op && a.first_op < b.first_op {
-                touching.push(Touching {
-                    input: a.name.clone(),
-                    output: b.name.clone(),
-                    op: a.last_op,
-                });
+                touching_pairs += 1;
+                if touching.len() < MAX_TOUCHING {
+                    touching.push(Touching {
+                        input: a.name.clone(),
+                        output: b.name.clone(),
+                        op: a.last_op,
+                    });
+                }
             }
         }
     }
@@ -305,6 +324,7 @@ pub fn plan(tensors: &[Placement], planner: Planner) -> ArenaPlan {
         per_op_live_bytes,
         placements,
         touching,
+        touching_pairs,
     }
 }
 

@@ -106,6 +106,7 @@ fn draw_arena(ui: &mut egui::Ui, a: &ArenaPlan) {
     );
     let total = a.total_bytes as f64;
     let arena_label = tr(ui, "arena", "总大小").to_owned();
+    let labelled = a.placements.len() <= 64;
     plot_base("memory-plan-arena", 300.0)
         .x_axis_label("op")
         .y_axis_label(tr(ui, "offset (bytes)", "偏移（字节）"))
@@ -121,11 +122,14 @@ fn draw_arena(ui: &mut egui::Ui, a: &ArenaPlan) {
                         .fill_color(c.gamma_multiply(0.55))
                         .stroke(egui::Stroke::new(1.0, c)),
                 );
-                pu.text(Text::new(
-                    t.name.clone(),
-                    [(x0 + x1) / 2.0, (y0 + y1) / 2.0].into(),
-                    t.name.clone(),
-                ));
+                // Names inside the boxes while they can be read; hover names them beyond.
+                if labelled {
+                    pu.text(Text::new(
+                        t.name.clone(),
+                        [(x0 + x1) / 2.0, (y0 + y1) / 2.0].into(),
+                        t.name.clone(),
+                    ));
+                }
             }
             pu.hline(HLine::new(arena_label, total).color(widgets::VERMILLION));
         });

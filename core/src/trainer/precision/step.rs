@@ -185,9 +185,11 @@ pub fn run_steps(input: &AdamRunInput, prec: Precision) -> Vec<StepRecord> {
             let tt = t as i32;
             let c1 = 1.0 - input.betas[0].powi(tt);
             let c2 = 1.0 - input.betas[1].powi(tt);
-            m = h(m + (1.0 - b1) * (g - m));
+            // Python computes 1 − β in f64; the kernel receives it as an f32 scalar.
+            let (w1, w2) = ((1.0 - input.betas[0]) as f32, (1.0 - input.betas[1]) as f32);
+            m = h(m + w1 * (g - m));
             v = h(b2 * v);
-            v = h(v + (1.0 - b2) * g * g);
+            v = h(v + w2 * g * g);
             let d = h(h(h(v.sqrt()) / c2.sqrt() as f32) + state_eps);
             (-(input.lr / c1) as f32) * (m / d)
         };

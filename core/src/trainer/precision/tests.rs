@@ -269,3 +269,23 @@ fn preset_eps_flushes_to_zero_in_fp16_state() {
     assert!(f.non_finite_at.is_none());
     assert!((f64::from(f.first_update) + 1e-4).abs() < 1e-8);
 }
+
+#[test]
+fn fp16_state_rounds_a_small_v_into_the_subnormals() {
+    // g = 0.01: v = (1 − β₂)·g² = 1e-7 is subnormal in FP16 (spacing 2⁻²⁴ ≈ 5.96e-8), stored as
+    // 2·2⁻²⁴ = 2⁻²³ ≈ 1.19e-7. The first update is then lr·(m/0.1)/√(v/0.001) with m ≈ 1e-3:
+    // 1e-4 · 0.01 / √(2⁻²³/0.001) ≈ 9.16e-5 instead of lr — each op's FP16 rounding (≤ 2⁻¹¹
+    // relative) aside.
+    let i = input(json!({"grad": 0.01, "steps": 1}));
+    let o = run(&i, prec(Format::F32, false, Format::F16));
+    assert_eq!(o.steps[0].v, 2f32.powi(-23));
+    let expected = -1e-4 * 0.01 / (2f64.powi(-23) / 0.001).sqrt();
+    let got = f64::from(o.first_update);
+    assert!(
+        ((got - expected) / expected).abs() < 3e-3,
+        "{got} vs {expected}"
+    );
+    // In f32 state the same step is lr·g/(g + ε) ≈ lr.
+    let f = run(&i, prec(Format::F32, false, Format::F32));
+    assert!((f64::from(f.first_update) + 1e-4).abs() < 1e-9);
+}

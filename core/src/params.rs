@@ -61,7 +61,7 @@ pub enum ParamKind {
 }
 
 /// One parameter of a scene.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ParamSpec {
     /// The name `--set` uses, e.g. `threads`.
     pub name: &'static str,
@@ -69,6 +69,21 @@ pub struct ParamSpec {
     pub label: Text<&'static str>,
     /// Kind, range and default.
     pub kind: ParamKind,
+    /// For an integer whose valid range depends on the other parameters (trainer-timing's
+    /// `shrink` on the model): the values valid given `values`, inside `kind`'s range, so a
+    /// slider offers only those. `None`: `kind`'s range is the whole story.
+    pub bounds: Option<Bounds>,
+}
+
+/// The integers valid given the other parameters' values, `(min, max)`; `None` when none is.
+pub type Bounds = fn(&ParamValues) -> Option<(i64, i64)>;
+
+/// Specs are equal when their names, labels and kinds are (a bounds function has no meaningful
+/// identity to compare).
+impl PartialEq for ParamSpec {
+    fn eq(&self, other: &Self) -> bool {
+        (self.name, &self.label, &self.kind) == (other.name, &other.label, &other.kind)
+    }
 }
 
 impl ParamSpec {
@@ -90,6 +105,7 @@ impl ParamSpec {
                 default,
                 log: false,
             },
+            bounds: None,
         }
     }
 
@@ -113,6 +129,7 @@ impl ParamSpec {
                 min_open: false,
                 max_open: false,
             },
+            bounds: None,
         }
     }
 
@@ -128,6 +145,7 @@ impl ParamSpec {
             name,
             label: Text::new(label, label_zh),
             kind: ParamKind::Choice { options, default },
+            bounds: None,
         }
     }
 
@@ -142,7 +160,29 @@ impl ParamSpec {
             name,
             label: Text::new(label, label_zh),
             kind: ParamKind::Text { default },
+            bounds: None,
         }
+    }
+
+    /// The same integer spec with a range that depends on the other parameters (see
+    /// [`ParamSpec::bounds`]).
+    pub const fn bounded_by(mut self, f: Bounds) -> Self {
+        self.bounds = Some(f);
+        self
+    }
+
+    /// The integers valid for this spec given the other `values`: its range, narrowed by
+    /// [`ParamSpec::bounds`]; `None` for a spec that is not an integer or when nothing is valid.
+    pub fn int_range(&self, values: &ParamValues) -> Option<(i64, i64)> {
+        let ParamKind::Int { min, max, .. } = self.kind else {
+            return None;
+        };
+        let (lo, hi) = match self.bounds {
+            Some(f) => f(values)?,
+            None => (min, max),
+        };
+        let (lo, hi) = (lo.max(min), hi.min(max));
+        (lo <= hi).then_some((lo, hi))
     }
 
     /// The same spec with a logarithmic slider.

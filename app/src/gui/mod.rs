@@ -3,10 +3,12 @@
 //! last good result stays on screen while a new one is computed or when parameters are invalid.
 
 pub mod errors;
+pub mod input;
 pub mod open;
 pub mod params;
 pub mod save;
 pub mod scene;
+pub mod session_open;
 
 pub use self::scene::SceneState;
 
@@ -133,6 +135,11 @@ pub struct WarpscopeApp {
     dialog: Option<save::PendingDialog>,
     /// Opening snapshots: the *Open snapshot…* dialog, dropped files, the recent files.
     pub opener: open::Opener,
+    /// The banner's *Open session…* dialog and its message.
+    pub session_opener: session_open::SessionOpener,
+    /// *Figure only*: the scene's picture alone, as a figure is exported (no navigator,
+    /// parameter panel or controls; ←/→/space still step; Esc leaves it).
+    pub figure_only: bool,
     /// Under [`EXIT_AFTER_FIRST_FRAME`]: frames drawn so far.
     timing_frames: Option<u64>,
 }
@@ -161,6 +168,8 @@ impl WarpscopeApp {
             with_caption: true,
             dialog: None,
             opener: open::Opener::default(),
+            session_opener: session_open::SessionOpener::default(),
+            figure_only: false,
             timing_frames: None,
         }
     }
@@ -263,7 +272,21 @@ impl WarpscopeApp {
         if let Some(p) = self.opener.poll(ui.ctx()) {
             self.open_snapshot(&p);
         }
+        if let Some(session) = self.session_opener.poll() {
+            self.open_session(session);
+        }
+        if self.applied_theme != Some(self.theme) {
+            crate::export::apply_theme(ui.ctx(), self.theme);
+            self.applied_theme = Some(self.theme);
+        }
         egui::Panel::top("banner").show(ui, |ui| self.banner(ui));
+        if self.figure_only {
+            if ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+                self.figure_only = false;
+            }
+            self.figure_page(ui);
+            return;
+        }
         egui::Panel::left("navigator")
             .default_size(230.0)
             // Wide enough that scene ids never wrap (Chinese section titles are narrower).
@@ -271,10 +294,6 @@ impl WarpscopeApp {
             .show(ui, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| self.navigator(ui));
             });
-        if self.applied_theme != Some(self.theme) {
-            crate::export::apply_theme(ui.ctx(), self.theme);
-            self.applied_theme = Some(self.theme);
-        }
         let (id, synchronous, zh, theme) = (self.selected, self.synchronous, self.zh, self.theme);
         let mut export_message = self.export_message.take();
         let mut save_clicked = None;
@@ -302,7 +321,7 @@ impl WarpscopeApp {
         egui::Panel::left("parameters")
             .exact_size(params::PANEL_WIDTH)
             .resizable(false)
-            .show(ui, |ui| params::side_panel(ui, state, zh));
+            .show(ui, |ui| params::side_panel(ui, state, zh, use_dialog));
         egui::CentralPanel::default().show(ui, |ui| {
             ui.heading(format!("{} {}", state.scene.section, state.scene.title.get(zh)));
             // The export controls get their own row: beside a long title they would overlap it.
@@ -449,7 +468,42 @@ impl WarpscopeApp {
         self.export_message = export_message;
     }
 
-    /// The top bar: the name, the language and theme switches, the GPU adapter found.
+    /// *Figure only*: the selected scene's title and picture, drawn as an export draws it.
+    fn figure_page(&mut self, ui: &mut egui::Ui) {
+        let (id, synchronous, zh) = (self.selected, self.synchronous, self.zh);
+        let Some(state) = self.state(id) else {
+            return;
+        };
+        if synchronous && state.dirty {
+            state.compute_now();
+        }
+        state.poll(ui.ctx());
+        egui::CentralPanel::default().show(ui, |ui| {
+            ui.heading(format!(
+                "{} {}",
+                state.scene.section,
+                state.scene.title.get(zh)
+            ));
+            ui.separator();
+            let Some(c) = state.computed.clone() else {
+                ui.spinner();
+                return;
+            };
+            crate::widgets::stepper::set_figure_mode(ui.ctx(), true);
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                let mut cx = crate::views::ViewContext {
+                    stepper: &mut state.stepper,
+                    gpu: &mut state.gpu,
+                    values: &state.values,
+                };
+                state.view.ui(ui, &c, &mut cx);
+            });
+            crate::widgets::stepper::set_figure_mode(ui.ctx(), false);
+        });
+    }
+
+    /// The top bar: the name, the language and theme switches, *Open session…*, *Figure
+    /// only*, the GPU adapter found.
     fn banner(&mut self, ui: &mut egui::Ui) {
         ui.horizontal(|ui| {
             ui.heading("warpscope");
@@ -491,6 +545,31 @@ impl WarpscopeApp {
                     "Colours and text size (Slides: light, larger text)",
                     "颜色和字号（Slides：浅色背景、字更大）",
                 ));
+            if ui
+                .add_enabled(
+                    !self.session_opener.busy(),
+                    egui::Button::new(tr(ui, "Open session…", "打开会话…")),
+                )
+                .on_hover_text(tr(
+                    ui,
+                    "Open a saved session or preset (.json): its scene, parameters, input, step, theme and language",
+                    "打开保存的会话或预设（.json）：场景、参数、输入、步骤、主题和语言",
+                ))
+                .clicked()
+            {
+                let folder = self.session_folder.clone();
+                self.session_opener
+                    .open(ui.ctx(), self.use_file_dialog, folder);
+            }
+            ui.toggle_value(&mut self.figure_only, tr(ui, "Figure only", "只看图"))
+                .on_hover_text(tr(
+                    ui,
+                    "Show the picture alone, as exported figures draw it (←/→/space still step; Esc returns)",
+                    "只显示图，和导出的图一样（←/→/空格仍可逐步；Esc 返回）",
+                ));
+            if let Some(m) = &self.session_opener.message {
+                ui.label(egui::RichText::new(m.get(self.zh)).small());
+            }
             ui.with_layout(
                 egui::Layout::right_to_left(egui::Align::Center),
                 |ui| match &self.adapter {

@@ -15,6 +15,7 @@ pub fn panel(
     zh: bool,
 ) -> bool {
     let mut changed = false;
+    let before = values.clone();
     for spec in specs {
         let current = values
             .0
@@ -26,8 +27,10 @@ pub fn panel(
         let label = ui.add(egui::Label::new(spec.label.get(zh)).wrap()).id;
         match (&spec.kind, &mut next) {
             (ParamKind::Int { min, max, log, .. }, ParamValue::Int(v)) => {
+                // Only the values the scene accepts with the other parameters as they are.
+                let (lo, hi) = spec.int_range(&before).unwrap_or((*min, *max));
                 ui.add(
-                    egui::Slider::new(v, *min..=*max)
+                    egui::Slider::new(v, lo..=hi)
                         .logarithmic(*log)
                         .clamping(egui::SliderClamping::Always),
                 )
@@ -114,8 +117,10 @@ pub fn panel(
 pub const PANEL_WIDTH: f32 = 250.0;
 
 /// The window's parameter panel for `state`: the scene's summary, its controls with their
-/// errors, and the progress of a running computation with its Cancel button.
-pub fn side_panel(ui: &mut egui::Ui, state: &mut super::SceneState, zh: bool) {
+/// errors, the progress of a running computation with its Cancel button, then the scene's
+/// examples and input editor ([`super::input`]; `dialogs`: whether a native file dialog may be
+/// shown).
+pub fn side_panel(ui: &mut egui::Ui, state: &mut super::SceneState, zh: bool, dialogs: bool) {
     egui::ScrollArea::vertical().show(ui, |ui| {
         ui.heading(tr(ui, "Parameters", "参数"));
         ui.label(egui::RichText::new(crate::i18n::pick(ui, &state.scene.summary)).small());
@@ -170,5 +175,6 @@ pub fn side_panel(ui: &mut egui::Ui, state: &mut super::SceneState, zh: bool) {
                 state.cancel();
             }
         }
+        super::input::panel(ui, state, zh, dialogs);
     });
 }

@@ -46,6 +46,8 @@ pub struct SceneState {
     pub entry: &'static views::Entry,
     /// The real-GPU run of this scene's kernel, if it has one.
     pub gpu: gpu::GpuPanel,
+    /// The *Your input* editor's text, path and message.
+    pub editor: super::input::InputEditor,
     job: Option<Job>,
     pub(crate) dirty: bool,
     /// The last [`RECENT_RESULTS`] results with the values that produced them, newest last.
@@ -66,6 +68,7 @@ impl SceneState {
             view: entry.make(),
             entry,
             gpu: gpu::GpuPanel::default(),
+            editor: super::input::InputEditor::default(),
             job: None,
             dirty: true,
             recent: std::collections::VecDeque::new(),

@@ -4,7 +4,7 @@
 use super::palette::{GREEN, GREY, VERMILLION};
 use crate::i18n::tr;
 use crate::trf;
-use egui::{Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use egui::{Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use warpscope_core::simt::shared::SharedCost;
 
 /// The bank × word grid of one shared-memory request: columns are the 32 banks, rows the
@@ -33,7 +33,7 @@ pub fn bank_grid(ui: &mut egui::Ui, cost: &SharedCost, banks: u32) {
             Pos2::new(left + (b as f32 + 0.5) * cw, rect.top() + ch * 0.5),
             egui::Align2::CENTER_CENTER,
             b.to_string(),
-            FontId::proportional(9.0),
+            crate::theme::label_font(ui.ctx(), 9.0),
             text,
         );
     }
@@ -43,7 +43,7 @@ pub fn bank_grid(ui: &mut egui::Ui, cost: &SharedCost, banks: u32) {
             Pos2::new(rect.left(), y + ch * 0.5),
             egui::Align2::LEFT_CENTER,
             trf!(ui, "word {}", "字 {}", line * banks as u64),
-            FontId::proportional(9.0),
+            crate::theme::label_font(ui.ctx(), 9.0),
             text,
         );
         for b in 0..banks {
@@ -71,8 +71,8 @@ pub fn bank_grid(ui: &mut egui::Ui, cost: &SharedCost, banks: u32) {
                     cell.center(),
                     egui::Align2::CENTER_CENTER,
                     label,
-                    FontId::proportional(9.0),
-                    Color32::WHITE,
+                    crate::theme::label_font(ui.ctx(), 9.0),
+                    super::palette::text_on(col),
                 );
             }
         }

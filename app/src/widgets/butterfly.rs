@@ -4,7 +4,7 @@ use super::lanes::{fit_value, short_value};
 use super::palette::{BLUE, GREY, ORANGE};
 use crate::i18n::tr;
 use crate::trf;
-use egui::{Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
+use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
 
 /// Lanes at least this wide (points) hold their value inside the circle.
 const INSIDE_W: f32 = 26.0;
@@ -32,12 +32,23 @@ pub fn butterfly(
         .unwrap_or(32)
         .max(1);
     let width = ui.available_width().max(200.0);
-    let margin = 44.0;
+    // Room for the row labels ("xor 16") at the theme's label size.
+    let margin = (crate::theme::label_size(ui.ctx(), 9.0) * 4.2).max(44.0);
     let w = (width - margin) / n as f32;
-    let inside = w > INSIDE_W;
     let rr = (w * 0.42).min(11.0);
+    // Values go inside the circles only where a typical one ("-0.23") fits there at the
+    // theme's label size; otherwise above and below them.
+    let inside_font = crate::theme::label_font(ui.ctx(), (w * 0.3).clamp(6.5, 11.0));
+    let inside = w > INSIDE_W
+        && ui
+            .painter()
+            .layout_no_wrap("-0.23".to_owned(), inside_font.clone(), Color32::WHITE)
+            .size()
+            .x
+            <= 2.0 * rr + 1.0;
     // Beside the circles: a band for the labels above and one below each row of circles.
-    let label_size = (w * 0.6).clamp(6.5, 9.5);
+    let label_size = crate::theme::label_size(ui.ctx(), (w * 0.6).clamp(6.5, 9.5));
+    let min_label = crate::theme::label_size(ui.ctx(), 6.5);
     let band = if inside { 0.0 } else { label_size * 1.3 };
     let row_h = if inside {
         34.0
@@ -72,7 +83,7 @@ pub fn butterfly(
             }
         }
     }
-    let font = FontId::proportional((w * 0.3).clamp(6.5, 11.0));
+    let font = inside_font;
     for (r, row) in rows.iter().enumerate() {
         for lane in 0..n {
             let c = centre(r, lane);
@@ -87,10 +98,10 @@ pub fn butterfly(
                             egui::Align2::CENTER_CENTER,
                             short_value(*v),
                             font.clone(),
-                            Color32::WHITE,
+                            super::palette::text_on(fill),
                         );
                     } else if let Some((label, f)) =
-                        fit_value(&p, *v, 2.0 * w - 2.0, label_size, 6.5)
+                        fit_value(&p, *v, 2.0 * w - 2.0, label_size, min_label)
                     {
                         let above = lane % 2 == 0;
                         let at = c + Vec2::new(0.0, if above { -1.0 } else { 1.0 } * (rr + 1.0));
@@ -122,7 +133,7 @@ pub fn butterfly(
             Pos2::new(rect.left() + 2.0, centre(r, 0).y),
             egui::Align2::LEFT_CENTER,
             label,
-            FontId::proportional(9.0),
+            crate::theme::label_font(ui.ctx(), 9.0),
             text,
         );
     }

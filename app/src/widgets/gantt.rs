@@ -93,7 +93,7 @@ pub fn gantt(ui: &mut egui::Ui, rows: &[GanttRow], steps: usize, marked: &[usize
             Pos2::new(col.center().x, rect.top() + head_h * 0.5),
             egui::Align2::CENTER_CENTER,
             trf!(ui, "step {s}", "第 {s} 步"),
-            FontId::proportional(10.5),
+            crate::theme::label_font(ui.ctx(), 10.5),
             text,
         );
     }
@@ -105,7 +105,7 @@ pub fn gantt(ui: &mut egui::Ui, rows: &[GanttRow], steps: usize, marked: &[usize
             Pos2::new(rect.left() + 2.0, y + row_h * 0.5),
             egui::Align2::LEFT_CENTER,
             &row.label,
-            FontId::proportional(11.5),
+            crate::theme::label_font(ui.ctx(), 11.5),
             text,
             label_w - 6.0,
         );
@@ -129,7 +129,7 @@ pub fn gantt(ui: &mut egui::Ui, rows: &[GanttRow], steps: usize, marked: &[usize
                 bar.center(),
                 egui::Align2::CENTER_CENTER,
                 &b.name,
-                FontId::proportional(12.0),
+                crate::theme::label_font(ui.ctx(), 12.0),
                 text_on(b.colour),
                 bar.width() - 6.0,
             );

@@ -109,7 +109,8 @@ pub fn lane_strip(ui: &mut egui::Ui, lanes: &[LaneCell]) {
     let p = ui.painter_at(rect);
     let w = width / n as f32;
     let text = ui.visuals().text_color();
-    let font_size = (w * 0.32).clamp(7.0, 12.0);
+    let font_size = crate::theme::label_size(ui.ctx(), (w * 0.32).clamp(7.0, 12.0));
+    let min_size = crate::theme::label_size(ui.ctx(), 6.5);
     let box_top = rect.bottom() - 34.0;
     for (i, l) in lanes.iter().enumerate() {
         let x = rect.left() + i as f32 * w;
@@ -122,23 +123,25 @@ pub fn lane_strip(ui: &mut egui::Ui, lanes: &[LaneCell]) {
             BLUE.gamma_multiply(0.8)
         };
         p.rect_filled(cell, 2.0, fill);
+        // Inactive lanes are translucent: read against what the fill looks like on the panel.
+        let on = super::palette::text_on(super::palette::over(fill, ui.visuals().panel_fill));
         p.text(
             cell.center_top() + Vec2::new(0.0, 7.0),
             egui::Align2::CENTER_CENTER,
             i.to_string(),
-            FontId::proportional(8.0),
-            Color32::WHITE,
+            crate::theme::label_font(ui.ctx(), 8.0),
+            on,
         );
         // Narrow cells get a smaller font, then fewer digits (the hover has the full value).
         if let Some(v) = l.value
-            && let Some((text, font)) = fit_value(&p, v, w - 3.0, font_size, 6.5)
+            && let Some((text, font)) = fit_value(&p, v, w - 3.0, font_size, min_size)
         {
             p.text(
                 cell.center_bottom() - Vec2::new(0.0, 9.0),
                 egui::Align2::CENTER_CENTER,
                 text,
                 font,
-                Color32::WHITE,
+                on,
             );
         }
         if let Some(s) = l.source
@@ -158,7 +161,7 @@ pub fn lane_strip(ui: &mut egui::Ui, lanes: &[LaneCell]) {
                 "lines: the lane each value came from",
                 "连线：每个值来自哪个线程",
             ),
-            FontId::proportional(10.0),
+            crate::theme::label_font(ui.ctx(), 10.0),
             text,
         );
     }

@@ -2,7 +2,7 @@
 
 use super::palette::{BLUE, GREEN, ORANGE, VERMILLION};
 use crate::trf;
-use egui::{Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 
 /// One bar of a [`ledger_bars`] chart: a flow (e.g. "unfused") and its parts (kernel, amount).
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +44,7 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
             Pos2::new(rect.left(), rect.center().y),
             egui::Align2::LEFT_CENTER,
             &bar.name,
-            FontId::proportional(12.0),
+            crate::theme::label_font(ui.ctx(), 12.0),
             text,
         );
         let total: f64 = bar.parts.iter().map(|x| x.1).sum();
@@ -66,7 +66,7 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
             let label_w = p
                 .layout_no_wrap(
                     super::marks::resolve(label).text,
-                    FontId::proportional(10.5),
+                    crate::theme::label_font(ui.ctx(), 10.5),
                     Color32::WHITE,
                 )
                 .size()
@@ -77,8 +77,8 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
                     seg.center(),
                     egui::Align2::CENTER_CENTER,
                     label,
-                    FontId::proportional(10.5),
-                    Color32::WHITE,
+                    crate::theme::label_font(ui.ctx(), 10.5),
+                    super::palette::text_on(palette[i % palette.len()]),
                 );
             }
             if resp.hover_pos().is_some_and(|h| seg.contains(h)) {
@@ -98,7 +98,7 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
             Pos2::new(x + 6.0, rect.center().y),
             egui::Align2::LEFT_CENTER,
             format!("{} {unit}", crate::widgets::format_number(total)),
-            FontId::proportional(12.0),
+            crate::theme::label_font(ui.ctx(), 12.0),
             text,
         );
         if let Some(h) = hovered {

@@ -374,6 +374,14 @@ pub fn radio_value<V: PartialEq>(
     .inner
 }
 
+/// The width (points) `text` takes when painted with [`text`] in `font`.
+pub fn text_width(ui: &egui::Ui, text: &str, font: &FontId) -> f32 {
+    ui.painter()
+        .layout_no_wrap(resolve(text).text, font.clone(), Color32::WHITE)
+        .size()
+        .x
+}
+
 /// Like [`egui::Painter::text`], with the combining marks of `text` drawn; returns the rect
 /// the text covers.
 pub fn text(

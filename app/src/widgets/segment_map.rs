@@ -5,7 +5,7 @@ use super::gantt::fitted_text;
 use super::palette::{BLUE, ORANGE, VERMILLION};
 use crate::i18n::tr;
 use crate::trf;
-use egui::{Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 
 /// What a block of a [`segment_map`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,7 +173,7 @@ pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) 
     let px = |bytes: u64| (bytes as f64 / scale_bytes as f64 * f64::from(bar_w)) as f32;
     let hover = resp.hover_pos();
     let mut hovered: Option<String> = None;
-    let font = FontId::proportional(if row_h < 16.0 { 9.5 } else { 11.0 });
+    let font = crate::theme::label_font(ui.ctx(), if row_h < 16.0 { 9.5 } else { 11.0 });
     for (r, group) in groups.iter().enumerate() {
         let y = rect.top() + r as f32 * row_h;
         let left = rect.left() + label_w;

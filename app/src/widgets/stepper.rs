@@ -83,19 +83,6 @@ impl Stepper {
             return false;
         }
         self.pos = self.pos.min(len - 1);
-        if figure_mode(ui.ctx()) {
-            super::marks::label(
-                ui,
-                trf!(
-                    ui,
-                    "{} — event {} of {len}",
-                    "{} — 第 {} 个事件，共 {len} 个",
-                    trace.kernel,
-                    self.pos
-                ),
-            );
-            return false;
-        }
         // Keys act only when no text field has focus.
         if ui.memory(|m| m.focused().is_none()) {
             let (space, left, right) = ui.input(|i| {
@@ -114,6 +101,22 @@ impl Stepper {
             if right {
                 self.step(len);
             }
+        }
+        // A figure (exports, the window's *Figure only*) shows where the trace stands, no
+        // controls; the keys above still step it.
+        if figure_mode(ui.ctx()) {
+            super::marks::label(
+                ui,
+                trf!(
+                    ui,
+                    "{} — event {} of {len}",
+                    "{} — 第 {} 个事件，共 {len} 个",
+                    trace.kernel,
+                    self.pos
+                ),
+            );
+            self.advance(ui, len);
+            return self.pos != before;
         }
         ui.horizontal_wrapped(|ui| {
             if ui
@@ -206,6 +209,12 @@ impl Stepper {
                 .clamping(egui::SliderClamping::Always),
         );
         self.pos = p;
+        self.advance(ui, len);
+        self.pos != before
+    }
+
+    /// While playing: moves on by the events due since the last frame.
+    fn advance(&mut self, ui: &egui::Ui, len: usize) {
         if self.playing {
             let dt = ui.input(|i| i.stable_dt).min(0.1);
             self.carry += dt * self.speed;
@@ -218,7 +227,6 @@ impl Stepper {
             }
             ui.ctx().request_repaint();
         }
-        self.pos != before
     }
 }
 

@@ -44,8 +44,9 @@ const PARAMS: &[ParamSpec] = &[
         4096,
         8,
     )
-    .log(),
-    ParamSpec::int("runs", "timed runs", "计时次数", 1, 50, 5),
+    .log()
+    .bounded_by(shrink_bounds),
+    ParamSpec::int("runs", "timed runs", "计时次数", 1, 50, 5).bounded_by(runs_bounds),
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];
 
@@ -65,6 +66,58 @@ pub const SCENE: Scene = Scene {
     run: |v| to_json(&run(&TimingParams::from_values(v)?)?),
     input: None,
 };
+
+/// Parameters of `model` with every dimension ÷ `shrink` (rounded up); `None` for an unknown
+/// model.
+fn parameters(model_id: &str, shrink: i64) -> Option<u64> {
+    let spec = model(model_id).ok()?;
+    Some(total_parameters(&shrink_tensors(
+        &spec.tensors(),
+        usize::try_from(shrink.max(1)).ok()?,
+    )))
+}
+
+/// The model and runs of `v`, defaults where missing or mistyped.
+fn model_and_runs(v: &ParamValues) -> (String, i64) {
+    (
+        v.text("model").unwrap_or("transformer-big").to_owned(),
+        v.int("runs").unwrap_or(5),
+    )
+}
+
+/// The shrinks [`TimingParams::from_values`] accepts for `v`'s model and runs: from the
+/// smallest whose buffers and work fit ([`MAX_ELEMENTS`], [`MAX_ELEMENT_RUNS`]) to 4096. The
+/// parameter count only falls as the shrink grows, so a binary search finds it.
+fn shrink_bounds(v: &ParamValues) -> Option<(i64, i64)> {
+    let (m, runs) = model_and_runs(v);
+    let fits = |s: i64| {
+        parameters(&m, s).is_some_and(|n| {
+            n <= MAX_ELEMENTS && n.saturating_mul(runs.max(0) as u64 + 1) <= MAX_ELEMENT_RUNS
+        })
+    };
+    let (mut lo, mut hi) = (1_i64, 4096_i64);
+    if !fits(hi) {
+        return None;
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some((lo, 4096))
+}
+
+/// The runs [`TimingParams::from_values`] accepts for `v`'s model and shrink: 1 up to the
+/// most whose work fits [`MAX_ELEMENT_RUNS`].
+fn runs_bounds(v: &ParamValues) -> Option<(i64, i64)> {
+    let (m, _) = model_and_runs(v);
+    let n = parameters(&m, v.int("shrink").unwrap_or(8))?.max(1);
+    let most = (MAX_ELEMENT_RUNS / n).saturating_sub(1).min(50);
+    (most >= 1).then_some((1, most as i64))
+}
 
 /// Validated parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -329,5 +382,47 @@ mod tests {
         v.set(SCENE.params, "shrink", "1").unwrap();
         let e = SCENE.report(v).unwrap_err().to_string();
         assert!(e.contains("`shrink`") && e.contains("209915904"), "{e}");
+    }
+
+    #[test]
+    fn the_sliders_offer_exactly_the_shrinks_and_runs_the_scene_accepts() {
+        use crate::trainer::census::MODEL_IDS;
+        let spec = |name: &str| SCENE.params.iter().find(|p| p.name == name).unwrap();
+        for m in MODEL_IDS {
+            for runs in [1, 5, 50] {
+                let mut v = SCENE.defaults();
+                v.set(SCENE.params, "model", m).unwrap();
+                v.set(SCENE.params, "runs", &runs.to_string()).unwrap();
+                let Some((lo, hi)) = spec("shrink").int_range(&v) else {
+                    continue;
+                };
+                assert_eq!(hi, 4096);
+                // Each side of the lower end, checked by the scene's own validation.
+                for (s, ok) in [(lo, true), (lo - 1, false)] {
+                    if s < 1 {
+                        continue;
+                    }
+                    v.set(SCENE.params, "shrink", &s.to_string()).unwrap();
+                    assert_eq!(
+                        TimingParams::from_values(&v).is_ok(),
+                        ok,
+                        "{m}, runs {runs}, shrink {s}"
+                    );
+                }
+            }
+        }
+        // Shrink 1 of the big model is refused, so the slider starts above it.
+        let v = SCENE.defaults();
+        assert!(spec("shrink").int_range(&v).unwrap().0 > 1);
+        // The runs slider ends where the work bound does.
+        let (_, most) = spec("runs").int_range(&v).unwrap();
+        let mut w = SCENE.defaults();
+        w.set(SCENE.params, "runs", &most.to_string()).unwrap();
+        assert!(TimingParams::from_values(&w).is_ok());
+        if most < 50 {
+            w.set(SCENE.params, "runs", &(most + 1).to_string())
+                .unwrap();
+            assert!(TimingParams::from_values(&w).is_err());
+        }
     }
 }

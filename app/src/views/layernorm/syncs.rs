@@ -41,7 +41,9 @@ impl View for SyncsView {
     }
 }
 
-fn draw_graph(ui: &mut egui::Ui, g: &Graph) {
+/// Draws `g`; its row reductions at sync level `stepped` (the reduction the stepper is in, when
+/// this graph's kernel is the one stepped through) are ringed.
+fn draw_graph(ui: &mut egui::Ui, g: &Graph, stepped: Option<u32>) {
     let n = g.nodes.len();
     let mut layer = vec![0usize; n];
     // Longest path from an input: edges are few, so relax until nothing changes.
@@ -58,13 +60,16 @@ fn draw_graph(ui: &mut egui::Ui, g: &Graph) {
         }
     }
     let labels: Vec<String> = g.nodes.iter().map(|x| x.label.clone()).collect();
-    let red: Vec<bool> = g
+    let styles: Vec<widgets::dag::NodeStyle> = g
         .nodes
         .iter()
-        .map(|x| matches!(x.kind, NodeKind::RowReduction | NodeKind::ColumnReduction))
+        .map(|x| widgets::dag::NodeStyle {
+            reduction: matches!(x.kind, NodeKind::RowReduction | NodeKind::ColumnReduction),
+            highlight: x.kind == NodeKind::RowReduction && Some(x.sync_level) == stepped,
+        })
         .collect();
     let edges: Vec<(usize, usize)> = g.edges.iter().map(|e| (e.from, e.to)).collect();
-    widgets::dag(ui, &labels, &layer, &red, &edges);
+    widgets::dag(ui, &labels, &layer, &styles, &edges);
 }
 
 /// `layernorm-syncs`.
@@ -82,22 +87,43 @@ fn draw(ui: &mut egui::Ui, o: &SyncsOutput, view: &mut SyncsView, cx: &mut ViewC
             o.barriers_per_block_reduction
         ),
     );
-    for (title, g) in [
+    // The reduction the stepper is in: one block reduction ends every
+    // `barriers_per_block_reduction` barriers, and the first is at sync level 1.
+    let stepped_trace = if view.sequential {
+        &o.trace_autograd
+    } else {
+        &o.trace_fused
+    };
+    let passed = stepped_trace
+        .timeline()
+        .into_iter()
+        .take(cx.stepper.pos + 1)
+        .filter_map(|(w, i)| stepped_trace.warps.get(w)?.events.get(i))
+        .filter_map(|e| match e.kind {
+            warpscope_core::simt::trace::EventKind::Barrier { index } => Some(index),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let level = passed / o.barriers_per_block_reduction.max(1) + 1;
+    for (title, g, stepped) in [
         (
             tr(
                 ui,
-                "Autograd-style chain (orange: reductions)",
-                "自动求导式的链（橙色：归约）",
+                "Autograd-style chain (orange: reductions; ringed: the one being stepped through)",
+                "自动求导式的链（橙色：归约；加框：正在逐步查看的那一次）",
             ),
             &o.autograd_graph,
+            view.sequential,
         ),
         (
             tr(ui, "One-barrier rewrite", "重排成一次栅栏"),
             &o.fused_graph,
+            !view.sequential,
         ),
     ] {
         ui.label(egui::RichText::new(title).strong());
-        draw_graph(ui, g);
+        draw_graph(ui, g, stepped.then_some(level));
     }
     ui.separator();
     {

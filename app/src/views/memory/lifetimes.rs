@@ -131,7 +131,8 @@ fn draw(ui: &mut egui::Ui, o: &LifetimesOutput) {
                     Text::new(
                         "",
                         PlotPoint::new(st.step as f64, below + t.size_blh / 2.0),
-                        egui::RichText::new(g(t.name)).size(11.5),
+                        egui::RichText::new(g(t.name))
+                            .size(crate::theme::label_size(ui.ctx(), 11.5)),
                     )
                     .color(widgets::text_on(colour)),
                 );
@@ -162,6 +163,7 @@ fn draw(ui: &mut egui::Ui, o: &LifetimesOutput) {
     ];
     let line_col = ui.visuals().text_color().gamma_multiply(0.7);
     let bound_name = trf!(ui, "lower bound {}", "下界 {}", blh(bound));
+    let peak_size = crate::theme::label_size(ui.ctx(), 12.5);
     plot_base("memory-lifetimes-plot", 300.0)
         .legend(
             Legend::default()
@@ -194,7 +196,7 @@ fn draw(ui: &mut egui::Ui, o: &LifetimesOutput) {
                     Text::new(
                         "",
                         PlotPoint::new(step as f64, live_at(step) + top * 0.06),
-                        egui::RichText::new(label).size(12.5).strong(),
+                        egui::RichText::new(label).size(peak_size).strong(),
                     )
                     .color(widgets::VERMILLION),
                 );

@@ -7,7 +7,7 @@
 //! trace event. Rows shrink to fit; where even 8-pixel rows do not fit, the window scrolls them
 //! (only the visible rows are drawn) and a figure draws at most [`FIGURE_ROWS`] of them.
 
-use egui::{Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use warpscope_core::memory::snapshot::{BlockState, StateAt, StateSegment};
 
 use super::snapshot::SnapshotView;
@@ -300,7 +300,7 @@ fn rows_ui(
         ui.allocate_exact_size(Vec2::new(width, row_h * segs.len() as f32), Sense::hover());
     let p = ui.painter_at(rect);
     let text = ui.visuals().text_color();
-    let font = FontId::proportional((row_h - 4.0).clamp(8.0, 11.0));
+    let font = crate::theme::label_font(ui.ctx(), (row_h - 4.0).clamp(8.0, 11.0));
     let left = rect.left() + label_w;
     let hover = resp.hover_pos();
     let mut hovered: Option<String> = None;

@@ -331,7 +331,7 @@ fn plot(
         painter.add(egui::Shape::line(points, Stroke::new(1.5, colour)));
     }
     let text = visuals.text_color();
-    let font = egui::FontId::proportional(11.0);
+    let font = crate::theme::label_font(ui.ctx(), 11.0);
     painter.text(
         pos2(area.left() - 4.0, area.top()),
         egui::Align2::RIGHT_TOP,

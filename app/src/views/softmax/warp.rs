@@ -85,7 +85,7 @@ fn draw(ui: &mut egui::Ui, o: &WarpOutput, view: &mut WarpView, cx: &mut ViewCon
             egui::pos2(rect.left(), y + 8.0),
             egui::Align2::LEFT_CENTER,
             label,
-            egui::FontId::proportional(11.0),
+            crate::theme::label_font(ui.ctx(), 11.0),
             text,
         );
         let w = (b.registers_per_thread as f32).min(300.0) * scale;
@@ -105,7 +105,7 @@ fn draw(ui: &mut egui::Ui, o: &WarpOutput, view: &mut WarpView, cx: &mut ViewCon
             egui::pos2(left + w + 4.0, y + 8.0),
             egui::Align2::LEFT_CENTER,
             b.registers_per_thread.to_string(),
-            egui::FontId::proportional(10.0),
+            crate::theme::label_font(ui.ctx(), 10.0),
             text,
         );
     }

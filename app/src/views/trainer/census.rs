@@ -95,14 +95,14 @@ fn draw(ui: &mut egui::Ui, o: &CensusOutput) {
             r.center_top() - egui::vec2(0.0, 7.0),
             egui::Align2::CENTER_CENTER,
             b.tensors.to_string(),
-            egui::FontId::proportional(10.0),
+            crate::theme::label_font(ui.ctx(), 10.0),
             text,
         );
         p.text(
             egui::pos2(r.center().x, rect.top() + 185.0),
             egui::Align2::CENTER_CENTER,
             format!("2^{}", b.log2),
-            egui::FontId::proportional(9.5),
+            crate::theme::label_font(ui.ctx(), 9.5),
             text,
         );
         if resp

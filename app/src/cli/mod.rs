@@ -5,9 +5,12 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use warpscope_core::Error;
 use warpscope_core::params::{ParamKind, ParamValues};
 use warpscope_core::scene;
+
+mod source;
+pub use source::{Resolved, Source, read_preset, report, report_from, resolve};
+use source::{gui_session, input_help};
 
 /// `println!` that survives a closed pipe: `warpscope report … --json | head` ends quietly with
 /// status 0, as Unix tools do, instead of panicking on the broken pipe.
@@ -137,6 +140,10 @@ pub enum Command {
         /// Leave out the caption (title and parameters).
         #[arg(long)]
         no_caption: bool,
+        /// The scene's picture alone, for pasting into a slide: no caption line (a figure never
+        /// shows controls — no buttons, sliders or stepper — with or without this).
+        #[arg(long)]
+        figure: bool,
         /// Animation (`.gif`): the events to show, `FROM..TO` or `FROM..` (one frame per event).
         #[arg(long, value_name = "FROM..TO")]
         frames: Option<String>,
@@ -178,7 +185,16 @@ pub enum Command {
 
 /// Runs the CLI with the process's arguments.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let help = input_help();
+    let command = Cli::command()
+        .mut_subcommand("report", |c| c.after_long_help(help.clone()))
+        .mut_subcommand("export", |c| c.after_long_help(help.clone()))
+        .mut_subcommand("gui", |c| c.after_long_help(help.clone()));
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         None => match cli.file {
             Some(f) => open_snapshot(&f),
@@ -233,6 +249,7 @@ pub fn main() -> ExitCode {
             theme,
             lang,
             no_caption,
+            figure,
             slide,
             frames,
             fps,
@@ -248,7 +265,7 @@ pub fn main() -> ExitCode {
                 step,
                 theme,
                 lang,
-                caption: !no_caption,
+                caption: !(no_caption || figure),
                 slide,
                 ..Default::default()
             };
@@ -303,50 +320,6 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// `warpscope gui`'s first scene and session: the preset's, with `--input`'s data replacing its
-/// input (checked here, before any window opens).
-///
-/// # Errors
-/// The session's or the input file's errors; `--input` without a scene.
-fn gui_session(
-    scene: Option<&str>,
-    preset: Option<&std::path::Path>,
-    input: Option<&std::path::Path>,
-) -> Result<(Option<String>, Option<warpscope_core::session::Session>), Error> {
-    if preset.is_none() && input.is_none() {
-        return Ok((scene.map(str::to_owned), None));
-    }
-    let r = resolve(Source {
-        scene,
-        preset,
-        input,
-        set: &[],
-    })?;
-    let session = warpscope_core::session::Session {
-        scene: r.scene.id.to_owned(),
-        params: r.values,
-        step: r.step,
-        theme: None,
-        lang: None,
-        input: r.input.map(|i| (*i).clone()),
-        note: None,
-    };
-    let session = match preset {
-        // The preset's look and note stay.
-        Some(p) => {
-            let saved = warpscope_core::session::Session::read(p)?;
-            warpscope_core::session::Session {
-                theme: saved.theme,
-                lang: saved.lang,
-                note: saved.note,
-                ..session
-            }
-        }
-        None => session,
-    };
-    Ok((Some(session.scene.clone()), Some(session)))
-}
-
 /// `warpscope FILE.pickle`: the window on that snapshot (`~` expanded); a path that is not a
 /// file is refused here, with status 2, before any window opens.
 fn open_snapshot(file: &std::path::Path) -> ExitCode {
@@ -368,118 +341,6 @@ fn open_snapshot(file: &std::path::Path) -> ExitCode {
 fn fail(code: u8, message: &str) -> ExitCode {
     eprintln!("warpscope: {}", warpscope_core::error::bounded(message));
     ExitCode::from(code)
-}
-
-/// Where a command's scene comes from: a scene id and/or a `--preset` session file, an
-/// `--input` file, and `--set` assignments on top.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Source<'a> {
-    /// The scene id given on the command line.
-    pub scene: Option<&'a str>,
-    /// `--preset FILE`: a session (scene, parameters, step, and maybe an input).
-    pub preset: Option<&'a std::path::Path>,
-    /// `--input FILE.json`: the user's own data (replaces a preset's input).
-    pub input: Option<&'a std::path::Path>,
-    /// `--set KEY=VALUE`, in order.
-    pub set: &'a [String],
-}
-
-/// A [`Source`] resolved: the scene, its parameter values, the stepper's event and the input.
-#[derive(Debug, Clone)]
-pub struct Resolved {
-    /// The scene.
-    pub scene: &'static scene::Scene,
-    /// The parameter values (not yet validated against each other).
-    pub values: ParamValues,
-    /// The preset's stepper event.
-    pub step: Option<usize>,
-    /// The user's input: `--input`'s, else the preset's.
-    pub input: Option<scene::Input>,
-}
-
-/// Resolves `src`: the scene, its parameter values and stepper event from a scene id and/or a
-/// `--preset` session file, the `--set` assignments on top, and the input of `--input` (or of
-/// the preset).
-///
-/// # Errors
-/// [`Error::InvalidParam`] (no scene named, a preset for another scene, a bad `--set`),
-/// [`Error::UnknownScene`], the session file's errors, and the input file's: unreadable
-/// ([`Error::BadInput`]) or given to a scene that takes none ([`Error::InvalidInput`]).
-pub fn resolve(src: Source<'_>) -> Result<Resolved, Error> {
-    let (scene_id, preset, set) = (src.scene, src.preset, src.set);
-    let (s, mut values, step, mut input) = match preset {
-        Some(path) => {
-            let session = warpscope_core::session::Session::read(path)?;
-            if let Some(id) = scene_id
-                && id != session.scene
-            {
-                return Err(Error::invalid(
-                    "scene",
-                    id,
-                    format!(
-                        "the preset {} is for scene `{}`",
-                        path.display(),
-                        session.scene
-                    ),
-                ));
-            }
-            (
-                scene::find(&session.scene)?,
-                session.params,
-                session.step,
-                session.input.map(std::sync::Arc::new),
-            )
-        }
-        None => {
-            let id = scene_id.ok_or_else(|| {
-                Error::invalid(
-                    "scene",
-                    "",
-                    "name a scene (see `warpscope list`) or pass --preset FILE",
-                )
-            })?;
-            let s = scene::find(id)?;
-            (s, ParamValues::defaults(s.params), None, None)
-        }
-    };
-    for a in set {
-        values.set_assignment(s.params, a)?;
-    }
-    if let Some(path) = src.input {
-        // Refused before the file is read when the scene takes no input.
-        s.input_spec()?;
-        input = Some(std::sync::Arc::new(warpscope_core::input::json::read(
-            path,
-        )?));
-    }
-    Ok(Resolved {
-        scene: s,
-        values,
-        step,
-        input,
-    })
-}
-
-/// [`resolve`] then compute.
-///
-/// # Errors
-/// As [`resolve`], and the scene's own errors.
-pub fn report_from(src: Source<'_>) -> Result<scene::Report, Error> {
-    let r = resolve(src)?;
-    r.scene.report_with(r.values, r.input.as_deref())
-}
-
-/// Parses `--set` assignments for `scene_id` and computes the scene.
-///
-/// # Errors
-/// [`Error::UnknownScene`] or [`Error::InvalidParam`] (exit status 2), or the scene's own error.
-pub fn report(scene_id: &str, set: &[String]) -> Result<scene::Report, Error> {
-    let s = scene::find(scene_id)?;
-    let mut values = ParamValues::defaults(s.params);
-    for a in set {
-        values.set_assignment(s.params, a)?;
-    }
-    s.report(values)
 }
 
 fn list(long: bool, json: bool) -> ExitCode {
@@ -516,14 +377,23 @@ fn list(long: bool, json: bool) -> ExitCode {
                         serde_json::json!({"name": p.name, "label": p.label, "default": p.default_value(), "range": range, "range_open": open})
                     })
                     .collect();
-                serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "summary": s.summary, "params": params})
+                let presets: Vec<&str> = warpscope_core::presets::for_scene(s.id)
+                    .iter()
+                    .map(|p| p.name)
+                    .collect();
+                serde_json::json!({"id": s.id, "section": s.section, "title": s.title, "summary": s.summary, "params": params, "input": s.input.map(|i| i.keys), "presets": presets})
             })
             .collect();
         say!("{}", serde_json::Value::Array(all));
     } else {
         for s in scene::scenes() {
             if long {
-                say!("{:<22} {:<6} {}", s.id, s.section, s.title.en);
+                let input = if s.input.is_some() { "  [--input]" } else { "" };
+                say!("{:<22} {:<6} {}{input}", s.id, s.section, s.title.en);
+                for p in warpscope_core::presets::for_scene(s.id) {
+                    let note = p.session.note.as_ref().map_or("", |n| n.en.as_str());
+                    say!("    --preset {:<40} {note}", p.name);
+                }
             } else {
                 say!("{}", s.id);
             }

@@ -202,6 +202,7 @@ pub static REGISTRY: &[Entry] = &[
     line::<trainer::census::CensusView>(),
     line::<trainer::workspace::WorkspaceView>(),
     line::<trainer::fp16::Fp16View>(),
+    line::<trainer::adam::AdamView>(),
     line::<trainer::timing::TimingView>(),
     line::<memory::lifetimes::LifetimesView>(),
     line::<memory::plan::PlanView>(),

@@ -348,30 +348,40 @@ pub fn exercise5_mib() -> f64 {
     }))
 }
 
-/// Shared parameter specs of `memory-lifetimes` and `memory-plan` (lecture case as defaults).
-pub(crate) const SHAPE_PARAMS: &[ParamSpec] = &[
-    ParamSpec::int(
-        "batch",
-        "batch size B (sequences)",
-        "批大小 B（句）",
-        1,
-        4096,
-        16,
-    )
-    .log(),
-    ParamSpec::int(
-        "len",
-        "sequence length L (tokens)",
-        "序列长度 L（token）",
-        1,
-        65536,
-        512,
-    )
-    .log(),
-    ParamSpec::int("hidden", "hidden size H", "隐藏维度 H", 1, 65536, 1024).log(),
-    ParamSpec::int("heads", "attention heads N", "注意力头数 N", 1, 1024, 16).log(),
-    ParamSpec::choice("dtype", "element type", "元素类型", DTYPES, "f16"),
-];
+/// The shape's parameters followed by `extra` ones (a scene over the same shape with more
+/// parameters, e.g. `memory-plan`'s planner).
+macro_rules! shape_params {
+    ($($extra:expr),* $(,)?) => {
+        &[
+            ParamSpec::int(
+                "batch",
+                "batch size B (sequences)",
+                "批大小 B（句）",
+                1,
+                4096,
+                16,
+            )
+            .log(),
+            ParamSpec::int(
+                "len",
+                "sequence length L (tokens)",
+                "序列长度 L（token）",
+                1,
+                65536,
+                512,
+            )
+            .log(),
+            ParamSpec::int("hidden", "hidden size H", "隐藏维度 H", 1, 65536, 1024).log(),
+            ParamSpec::int("heads", "attention heads N", "注意力头数 N", 1, 1024, 16).log(),
+            ParamSpec::choice("dtype", "element type", "元素类型", DTYPES, "f16"),
+            $($extra,)*
+        ]
+    };
+}
+pub(crate) use shape_params;
+
+/// The shape's parameters (B, L, H, N, dtype) with the lecture's values.
+pub(crate) const SHAPE_PARAMS: &[ParamSpec] = shape_params!();
 
 impl AttentionShape {
     /// Reads and cross-checks `batch`, `len`, `hidden`, `heads`, `dtype`.

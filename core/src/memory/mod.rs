@@ -6,6 +6,8 @@
 //!   bound 3BLH + max{BL²N, 3BLH}; exercises 5 and 6 of §9.
 //! - [`plan`] (`memory-plan`, §5.2): the greedy static planner that packs those tensors into a few
 //!   reusable blocks (lecture: 4 blocks of 1, 8, 1, 1 BLH = the lower bound).
+//! - [`arena`]: `memory-plan` on the user's own tensors (`--input`), placed in one arena by the
+//!   lecture's creation-order planner or TFLite's greedy-by-size.
 //! - [`caching`]: a rule-for-rule simulator of PyTorch's CUDA caching allocator
 //!   (`c10/cuda/CUDACachingAllocator.cpp`) — blocks, segments, pools and the rules.
 //! - [`allocator`] (`memory-allocator`, §5.3): that simulator fed a variable-length encoder
@@ -23,6 +25,7 @@ use crate::Error;
 use crate::scene::Scene;
 
 pub mod allocator;
+pub mod arena;
 pub mod caching;
 pub mod lifetimes;
 pub mod pickle;

@@ -8,10 +8,12 @@
 use crate::text::Text;
 use serde::Serialize;
 
-use super::lifetimes::{self, AttentionShape, SHAPE_PARAMS};
-use super::mib;
+use super::arena::{self, ArenaPlan, PLANNERS, Placement, Planner};
+use super::lifetimes::{self, AttentionShape, shape_params};
+use super::{DTYPES, mib};
 use crate::Error;
-use crate::scene::{Scene, to_json};
+use crate::params::{ParamSpec, ParamValues};
+use crate::scene::{InputSpec, Scene, to_json};
 
 /// A tensor to place: its size and lifetime (steps are inclusive, 1-based or any ordered ints).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -123,6 +125,42 @@ pub struct PlanOutput {
     pub scores_dominate: bool,
     /// The shortest L at which BL²N ≥ 3BLH for this H and N (3·d_h; exercise 6).
     pub crossover_len: u64,
+    /// The same ten temporaries placed in one arena by the `planner` parameter (offsets in
+    /// bytes, [`arena`]).
+    pub arena: ArenaPlan,
+}
+
+/// The parameters: the shape (B, L, H, N, dtype) and the planner of `--input` tensors.
+const PARAMS: &[ParamSpec] = shape_params!(ParamSpec::choice(
+    "planner",
+    "planner (creation-order: the lecture's blocks; greedy-by-size: TFLite's)",
+    "规划算法（creation-order：讲义的按创建顺序分块；greedy-by-size：TFLite 的按大小贪心）",
+    PLANNERS,
+    "creation-order",
+));
+
+/// The `planner` parameter.
+///
+/// # Errors
+/// [`Error::InvalidParam`] naming `planner`.
+pub fn planner(v: &ParamValues) -> Result<Planner, Error> {
+    Planner::parse(v.text("planner")?)
+}
+
+/// What the scene takes from a file: the user's tensors.
+pub const INPUT: InputSpec = InputSpec {
+    keys: arena::INPUT_KEYS,
+    example: r#"{"tensors": [{"name": "x", "size_bytes": 4096, "first_op": 0, "last_op": 1}, {"name": "y", "size_bytes": 4096, "first_op": 1, "last_op": 2}, {"name": "z", "size_bytes": 8192, "first_op": 2, "last_op": 3}]}"#,
+    run: |v, input| to_json(&run_input(v, input)?),
+};
+
+/// Plans the user's tensors (`--input`) with the `planner` parameter.
+///
+/// # Errors
+/// [`Error::InvalidInput`] from [`arena::parse_tensors`]; [`Error::InvalidParam`] for the
+/// planner.
+pub fn run_input(v: &ParamValues, input: &serde_json::Value) -> Result<ArenaPlan, Error> {
+    Ok(arena::plan(&arena::parse_tensors(input)?, planner(v)?))
 }
 
 /// The registry entry.
@@ -137,16 +175,24 @@ pub const SCENE: Scene = Scene {
         "Greedy planning packs the ten temporaries into a few blocks; at the lecture case 1 + 8 + 1 + 1 BLH = the lower bound.",
         "贪心规划把十个临时张量装进几个块；讲义的例子里 1 + 8 + 1 + 1 BLH = 下界。",
     ),
-    params: SHAPE_PARAMS,
-    run: |v| to_json(&run(&AttentionShape::from_values(v)?)?),
-    input: None,
+    params: PARAMS,
+    run: |v| to_json(&run_with(&AttentionShape::from_values(v)?, planner(v)?)?),
+    input: Some(&INPUT),
 };
 
-/// Plans self-attention backward's temporaries at shape `s`.
+/// Plans self-attention backward's temporaries at shape `s` (the arena by creation order).
 ///
 /// # Errors
 /// None for a validated shape (kept fallible for the scene signature).
 pub fn run(s: &AttentionShape) -> Result<PlanOutput, Error> {
+    run_with(s, Planner::CreationOrder)
+}
+
+/// [`run`], the arena placed by `planner`.
+///
+/// # Errors
+/// None for a validated shape (kept fallible for the scene signature).
+pub fn run_with(s: &AttentionShape, planner: Planner) -> Result<PlanOutput, Error> {
     let ts = lifetimes::tensors(s);
     let input: Vec<Lifetime> = ts
         .iter()
@@ -158,6 +204,18 @@ pub fn run(s: &AttentionShape) -> Result<PlanOutput, Error> {
         })
         .collect();
     let planned = plan_blocks(&input);
+    let arena = arena::plan(
+        &ts.iter()
+            .map(|t| Placement {
+                name: t.name.to_owned(),
+                offset: 0,
+                size_bytes: t.bytes,
+                first_op: t.created_step as u64,
+                last_op: t.last_use_step as u64,
+            })
+            .collect::<Vec<_>>(),
+        planner,
+    );
     let blocks: Vec<BlockRow> = planned
         .iter()
         .map(|b| BlockRow {
@@ -197,6 +255,7 @@ pub fn run(s: &AttentionShape) -> Result<PlanOutput, Error> {
         steps: lifetimes::STEPS.len(),
         scores_dominate: lifetimes::scores_dominate(s),
         crossover_len: lifetimes::crossover_len(s.hidden, s.heads),
+        arena,
     })
 }
 
@@ -240,6 +299,17 @@ mod tests {
                 vec!["∇K"],
             ]
         );
+    }
+
+    #[test]
+    fn the_arena_planners_meet_the_lectures_bound_on_the_ten_temporaries() {
+        // 1 BLH = 16 · 512 · 1024 elements × 2 bytes; the lecture's bound is 11 BLH (§5.1).
+        let blh = 16 * 512 * 1024 * 2;
+        for planner in [Planner::CreationOrder, Planner::GreedyBySize] {
+            let o = run_with(&lecture(), planner).unwrap();
+            assert_eq!(o.arena.lower_bound_peak_live, 11 * blh);
+            assert_eq!(o.arena.total_bytes, 11 * blh, "{planner:?}");
+        }
     }
 
     #[test]

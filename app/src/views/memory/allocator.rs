@@ -12,6 +12,8 @@ use warpscope_core::memory::allocator::{self, AllocatorOutput, Pool, SegmentView
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
+use super::allocator_trace::{MapCache, TraceRun};
+
 /// The `memory-allocator` view and its state.
 #[derive(Debug, Clone, Default)]
 pub struct AllocatorView {
@@ -21,22 +23,52 @@ pub struct AllocatorView {
     pub playing: bool,
     /// Fraction of a batch accumulated while playing.
     pub carry: f32,
+    /// The segment map of an input trace at the stepper's op.
+    pub map_cache: MapCache,
+}
+
+/// `memory-allocator`'s result: the lecture's workload, or the user's trace.
+pub enum AllocatorResult {
+    /// The variable-length workload at the parameters.
+    Workload(Box<AllocatorRun>),
+    /// The user's trace (`--input`), op by op.
+    Trace(TraceRun),
 }
 
 impl View for AllocatorView {
     const SCENE: &'static str = "memory-allocator";
-    type Output = AllocatorRun;
+    type Output = AllocatorResult;
 
     fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
         let sim = allocator::simulate(&allocator::AllocatorParams::from_values(values)?, false)?;
-        Ok(AllocatorRun {
+        Ok(AllocatorResult::Workload(Box::new(AllocatorRun {
             summary: allocator::summarise(&sim),
             sim,
-        })
+        })))
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
-        draw(ui, out, self);
+    fn compute_input(
+        _scene: &'static Scene,
+        values: &ParamValues,
+        input: &serde_json::Value,
+    ) -> Result<Self::Output, Error> {
+        Ok(AllocatorResult::Trace(TraceRun::new(
+            allocator::parse_trace_input(values, input)?,
+        )))
+    }
+
+    fn events(&self, out: &Self::Output) -> usize {
+        match out {
+            AllocatorResult::Workload(_) => 0,
+            AllocatorResult::Trace(t) => t.output.per_step.len(),
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+        match out {
+            AllocatorResult::Workload(r) => draw(ui, r, self),
+            AllocatorResult::Trace(t) => super::allocator_trace::draw(ui, t, self, cx),
+        }
     }
 }
 
@@ -53,7 +85,7 @@ pub struct AllocatorRun {
 }
 
 /// Segment views of the simulator as the map widget draws them.
-fn sim_segments(segs: &[SegmentView]) -> Vec<MapSegment> {
+pub fn sim_segments(segs: &[SegmentView]) -> Vec<MapSegment> {
     segs.iter()
         .map(|s| MapSegment {
             address: s.address,

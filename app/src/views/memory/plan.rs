@@ -6,8 +6,10 @@ use crate::trf;
 use crate::views::{View, ViewContext};
 use crate::widgets::format_number;
 use crate::widgets::{self, GanttBar, GanttRow, LedgerBar, mib_text};
-use egui_plot::{HLine, Legend, Line, Points, VLine};
+use egui_plot::{HLine, Legend, Line, Points, Polygon, Text, VLine};
 use warpscope_core::Error;
+use warpscope_core::memory::arena::{ArenaPlan, Planner};
+use warpscope_core::memory::plan;
 use warpscope_core::memory::plan::PlanOutput;
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
@@ -16,19 +18,121 @@ use warpscope_core::scene::Scene;
 #[derive(Debug, Clone, Default)]
 pub struct PlanView;
 
+/// `memory-plan`'s result: the lecture's ten temporaries, or the user's tensors.
+pub enum PlanRun {
+    /// The lecture's plan at the parameters' shape.
+    Lecture(Box<PlanOutput>),
+    /// The user's tensors (`--input`) in one arena.
+    Input(ArenaPlan),
+}
+
 impl View for PlanView {
     const SCENE: &'static str = "memory-plan";
-    type Output = warpscope_core::memory::plan::PlanOutput;
+    type Output = PlanRun;
 
     fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::memory::plan::run(
+        Ok(PlanRun::Lecture(Box::new(plan::run_with(
             &warpscope_core::memory::lifetimes::AttentionShape::from_values(values)?,
-        )
+            plan::planner(values)?,
+        )?)))
+    }
+
+    fn compute_input(
+        _scene: &'static Scene,
+        values: &ParamValues,
+        input: &serde_json::Value,
+    ) -> Result<Self::Output, Error> {
+        Ok(PlanRun::Input(plan::run_input(values, input)?))
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
-        draw(ui, out);
+        match out {
+            PlanRun::Lecture(o) => draw(ui, o),
+            PlanRun::Input(a) => draw_arena(ui, a),
+        }
     }
+}
+
+/// The user's tensors: offset (bytes) against op, one rectangle per tensor.
+fn draw_arena(ui: &mut egui::Ui, a: &ArenaPlan) {
+    let planner = match a.planner {
+        Planner::CreationOrder => tr(ui, "creation order (the lecture's)", "按创建顺序（讲义的）"),
+        Planner::GreedyBySize => tr(ui, "greedy by size (TFLite's)", "按大小贪心（TFLite 的）"),
+    };
+    let verdict = if a.total_bytes == a.lower_bound_peak_live {
+        tr(ui, "the plan reaches the lower bound", "规划正好达到下界").to_owned()
+    } else {
+        trf!(
+            ui,
+            "{} above the lower bound",
+            "比下界多 {}",
+            widgets::bytes_text(a.total_bytes - a.lower_bound_peak_live)
+        )
+    };
+    ui.label(
+        egui::RichText::new(trf!(
+            ui,
+            "{} tensors, planner {planner}: arena {} ({} B); lower bound = the peak of live bytes {} ({} B) — {verdict}.",
+            "{} 个张量，规划算法 {planner}：总共 {}（{} B）；下界 = 活着的字节数的峰值 {}（{} B）— {verdict}。",
+            a.placements.len(),
+            widgets::bytes_text(a.total_bytes),
+            a.total_bytes,
+            widgets::bytes_text(a.lower_bound_peak_live),
+            a.lower_bound_peak_live
+        ))
+        .strong(),
+    );
+    if !a.touching.is_empty() {
+        let pairs: Vec<String> = a
+            .touching
+            .iter()
+            .take(6)
+            .map(|t| format!("{} → {} (op {})", t.input, t.output, t.op))
+            .collect();
+        ui.label(trf!(
+            ui,
+            "Lifetimes are closed: an op reads its input while it writes its output, so these pairs are alive together at one op and get separate bytes (a half-open planner would let them share): {}",
+            "生命周期是闭区间：op 一边读输入一边写输出，下面这些成对的张量在同一个 op 上都活着，各占各的字节（按半开区间规划会让它们共用）：{}",
+            pairs.join(", ")
+        ));
+    }
+    ui.label(
+        egui::RichText::new(tr(
+            ui,
+            "The arena: x = op (lifetimes closed at both ends), y = offset in bytes, one box per tensor",
+            "显存池：横轴 = op（生命周期两端都算），纵轴 = 偏移（字节），每个张量一个方框",
+        ))
+        .strong(),
+    );
+    let total = a.total_bytes as f64;
+    let arena_label = tr(ui, "arena", "总大小").to_owned();
+    let labelled = a.placements.len() <= 64;
+    plot_base("memory-plan-arena", 300.0)
+        .x_axis_label("op")
+        .y_axis_label(tr(ui, "offset (bytes)", "偏移（字节）"))
+        .include_y(0.0)
+        .include_y(total * 1.05)
+        .show(ui, |pu| {
+            for (k, t) in a.placements.iter().enumerate() {
+                let (x0, x1) = (t.first_op as f64 - 0.45, t.last_op as f64 + 0.45);
+                let (y0, y1) = (t.offset as f64, (t.offset + t.size_bytes) as f64);
+                let c = widgets::series_colour(k);
+                pu.polygon(
+                    Polygon::new(t.name.clone(), vec![[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
+                        .fill_color(c.gamma_multiply(0.55))
+                        .stroke(egui::Stroke::new(1.0, c)),
+                );
+                // Names inside the boxes while they can be read; hover names them beyond.
+                if labelled {
+                    pu.text(Text::new(
+                        t.name.clone(),
+                        [(x0 + x1) / 2.0, (y0 + y1) / 2.0].into(),
+                        t.name.clone(),
+                    ));
+                }
+            }
+            pu.hline(HLine::new(arena_label, total).color(widgets::VERMILLION));
+        });
 }
 
 /// `memory-plan`.
@@ -114,6 +218,15 @@ fn draw(ui: &mut egui::Ui, o: &PlanOutput) {
         })
         .collect();
     widgets::gantt(ui, &rows, o.steps, &[]);
+    if o.arena.planner == Planner::GreedyBySize {
+        ui.label(trf!(
+            ui,
+            "The same ten tensors in one arena by greedy by size (TFLite's, parameter planner): {} against the lower bound {}.",
+            "同样这十个张量按大小贪心（TFLite 的，参数 planner）放进一整块显存池：{}，下界 {}。",
+            mib_text(o.arena.total_bytes),
+            mib_text(o.arena.lower_bound_peak_live)
+        ));
+    }
     ui.add_space(6.0);
     ui.label(
         egui::RichText::new(tr(

@@ -6,6 +6,7 @@
 //! - `workload` — the parameters ([`AllocatorParams`]), the batch lengths and each batch's
 //!   allocation sequence ([`batch_ops`]) with what it truly needs ([`needed_bytes`]);
 //! - `simulation` — the whole run through the simulator, batch by batch ([`simulate`]);
+//! - [`trace`] — the user's own `malloc`/`free` trace (`--input`), replayed op by op;
 //! - this module — the scene: [`run`] and [`summarise`] into an [`AllocatorOutput`].
 //!
 //! The caching allocator's own items ([`CachingAllocator`], [`Pool`], [`Served`], the rules and
@@ -18,6 +19,7 @@
 mod simulation;
 #[cfg(test)]
 mod tests;
+pub mod trace;
 mod workload;
 
 use crate::text::Text;
@@ -25,7 +27,7 @@ use serde::Serialize;
 
 use super::mib;
 use crate::Error;
-use crate::scene::{Scene, to_json};
+use crate::scene::{InputSpec, Scene, to_json};
 
 pub use super::caching::{
     Allocation, BlockView, CachingAllocator, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC,
@@ -51,8 +53,27 @@ pub const SCENE: Scene = Scene {
     ),
     params: PARAMS,
     run: |v| to_json(&run(&AllocatorParams::from_values(v)?)?),
-    input: None,
+    input: Some(&INPUT),
 };
+
+/// What the scene takes from a file: an allocation trace.
+pub const INPUT: InputSpec = InputSpec {
+    keys: trace::INPUT_KEYS,
+    example: r#"{"trace": [["malloc", "a", 6291456], ["malloc", "b", 6291456], ["free", "a"], ["malloc", "c", 8388608]]}"#,
+    run: |v, input| to_json(&trace::run_trace(&parse_trace_input(v, input)?)),
+};
+
+/// Reads an input trace; the device defaults to the `capacity_mib` parameter.
+///
+/// # Errors
+/// [`Error::InvalidInput`] from [`trace::parse_trace`]; [`Error::InvalidParam`] for the
+/// parameters.
+pub fn parse_trace_input(
+    v: &crate::params::ParamValues,
+    input: &serde_json::Value,
+) -> Result<trace::Trace, Error> {
+    trace::parse_trace(input, AllocatorParams::from_values(v)?.capacity)
+}
 
 /// The scene's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]

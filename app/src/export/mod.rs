@@ -87,9 +87,15 @@ pub enum ExportError {
     Format(PathBuf),
 }
 
-/// The caption line: the section, the title, every parameter by its label (in the scene's
-/// order) and the event shown.
-pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usize>) -> String {
+/// The caption line: the section, the title, whether the figure is of the user's own input,
+/// every parameter by its label (in the scene's order) and the event shown.
+pub fn caption(
+    scene: &Scene,
+    values: &ParamValues,
+    input: bool,
+    lang: Lang,
+    step: Option<usize>,
+) -> String {
     let title = match lang {
         Lang::En => scene.title.en,
         Lang::Zh => scene.title.zh,
@@ -111,8 +117,13 @@ pub fn caption(scene: &Scene, values: &ParamValues, lang: Lang, step: Option<usi
         Lang::En => format!(", event {s}"),
         Lang::Zh => format!("，第 {s} 个事件"),
     });
+    let given = match (input, lang) {
+        (false, _) => "",
+        (true, Lang::En) => "your input · ",
+        (true, Lang::Zh) => "你的输入 · ",
+    };
     format!(
-        "{} {} — {}{}",
+        "{} {} — {given}{}{}",
         scene.section,
         title,
         params.join(", "),
@@ -226,7 +237,13 @@ pub fn draw_state(
         .step
         .filter(|_| steps(state) > 0)
         .map(|_| state.stepper.pos);
-    let text = caption(state.scene, &state.values, opts.lang, shown);
+    let text = caption(
+        state.scene,
+        &state.values,
+        state.input.is_some(),
+        opts.lang,
+        shown,
+    );
     let input = egui::RawInput {
         screen_rect: Some(Rect::from_min_size(
             Pos2::ZERO,
@@ -414,7 +431,7 @@ mod tests {
     #[test]
     fn a_caption_names_each_parameter_by_its_label() {
         let r = warpscope_core::scene::find("reduction").expect("registered");
-        let c = caption(r, &r.defaults(), Lang::En, Some(6));
+        let c = caption(r, &r.defaults(), false, Lang::En, Some(6));
         assert!(c.contains("threads per block = 256"), "{c}");
         assert!(c.ends_with(", event 6"), "{c}");
         assert!(!c.contains("threads=256"), "{c}");

@@ -24,6 +24,7 @@ use crate::scene::Scene;
 
 pub mod allocator;
 pub mod caching;
+pub mod frames;
 pub mod lifetimes;
 pub mod pickle;
 pub mod plan;

@@ -143,6 +143,9 @@ pub struct SnapBlock {
     pub requested_size: u64,
     /// State.
     pub state: BlockState,
+    /// Its stack frames: a list id in [`Snapshot::frames`] (`frames`, or for PyTorch ≤ 2.0 the
+    /// last entry of `history`; [`crate::memory::frames::NO_FRAMES`] when the file has none).
+    pub frames: u32,
 }
 
 /// A snapshot segment (one `cudaMalloc`, or an expandable segment).
@@ -185,6 +188,8 @@ pub struct TraceEvent {
     pub stream: u64,
     /// `device_free` (bytes; `oom` events only).
     pub device_free: Option<u64>,
+    /// Its stack frames: a list id in [`Snapshot::frames`].
+    pub frames: u32,
 }
 
 /// A decoded snapshot.
@@ -202,6 +207,9 @@ pub struct Snapshot {
     pub device_traces: Vec<Vec<TraceEvent>>,
     /// Scalar entries of `allocator_settings`, rendered as text.
     pub allocator_settings: BTreeMap<String, String>,
+    /// Every distinct stack frame and frame list of the blocks and events, once.
+    #[serde(skip)]
+    pub frames: crate::memory::frames::FrameTable,
 }
 
 /// Progress units of reading and replaying one snapshot ([`crate::progress`]): the opcode guard
@@ -348,7 +356,7 @@ pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error>
         histories.push(History::file_state(s, device));
     }
     let at_event = match (chosen, histories.first()) {
-        (Some(i), Some(h)) => Some(h.at(i)),
+        (Some(i), Some(h)) => Some(h.at_with_frames(i, &s.frames)),
         _ => None,
     };
     let mut output = output::summarise_with(label, s, w);

@@ -13,6 +13,7 @@ use super::{
     Snapshot, TraceEvent, report_events,
 };
 use crate::Error;
+use crate::memory::frames::{FrameTable, NO_FRAMES};
 use crate::memory::pickle;
 
 pub(super) fn key(k: &str) -> HashableValue {
@@ -136,7 +137,7 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     // The fast path skips the `frames` of every block and event (most of a large file); it
     // declines anything it does not handle exactly, and serde-pickle decodes that instead.
     let mut cancelled = false;
-    let fast = crate::memory::unpickle::decode_without_frames(bytes, &mut |at| {
+    let fast = crate::memory::unpickle::decode(bytes, &mut |at| {
         let done = PROGRESS_CHECKED
             + (PROGRESS_DECODED - PROGRESS_CHECKED) * at as u64 / bytes.len().max(1) as u64;
         cancelled = crate::progress::report(done, PROGRESS_TOTAL).is_err();
@@ -145,23 +146,41 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     if cancelled {
         return Err(Error::Cancelled);
     }
-    let value = match fast {
-        Some(v) => v,
+    let (value, frames, ids) = match fast {
+        Some(d) => (d.value, d.frames, FrameIds::Fast),
         None => {
             let options = serde_pickle::DeOptions::new().replace_recursive_structures();
-            serde_pickle::value_from_slice(bytes, options).map_err(|e| {
+            let v = serde_pickle::value_from_slice(bytes, options).map_err(|e| {
                 Error::BadInput(format!(
                     "not a readable pickle: {}",
                     crate::error::shorten(&e.to_string())
                 ))
-            })?
+            })?;
+            (v, FrameTable::default(), FrameIds::Values)
         }
     };
-    let out = extract(&value, summary.protocol);
+    let mut frames = frames;
+    let out = extract(&value, summary.protocol, &mut frames, ids).map(|mut s| {
+        s.frames = frames;
+        s
+    });
     if out == Err(Error::Cancelled) && bytes.len() >= BACKGROUND_DROP_BYTES {
         drop_in_background(value);
     }
     out
+}
+
+/// [`parse`] through `serde-pickle` only (the fallback), for tests comparing both paths.
+#[cfg(test)]
+pub(super) fn parse_with_serde_pickle(bytes: &[u8]) -> Result<Snapshot, Error> {
+    let summary = pickle::check(bytes)?;
+    let options = serde_pickle::DeOptions::new().replace_recursive_structures();
+    let v = serde_pickle::value_from_slice(bytes, options)
+        .map_err(|e| Error::BadInput(e.to_string()))?;
+    let mut frames = FrameTable::default();
+    let mut s = extract(&v, summary.protocol, &mut frames, FrameIds::Values)?;
+    s.frames = frames;
+    Ok(s)
 }
 
 /// Files at least this large have their decoded value freed on another thread when cancelled.
@@ -179,8 +198,45 @@ fn drop_in_background(v: Value) {
         .spawn(move || drop(v));
 }
 
+/// How the decoded value holds `frames`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FrameIds {
+    /// The fast path's: an integer is a list id in the table it filled, a list was not
+    /// interned (something other than plain frame dicts).
+    Fast,
+    /// `serde-pickle`'s: lists, interned here.
+    Values,
+}
+
+/// The frame-list id of dict `d`'s `frames` (for PyTorch ≤ 2.0 blocks, of the last entry of its
+/// `history`); [`NO_FRAMES`] when absent or not frames.
+fn frames_of(d: &BTreeMap<HashableValue, Value>, table: &mut FrameTable, ids: FrameIds) -> u32 {
+    let v = match field(d, "frames") {
+        Some(v) => v,
+        None => match field(d, "history")
+            .and_then(as_list)
+            .and_then(<[Value]>::last)
+        {
+            Some(Value::Dict(h)) => return frames_of(h, table, ids),
+            _ => return NO_FRAMES,
+        },
+    };
+    match (v, ids) {
+        (Value::I64(id), FrameIds::Fast) => u32::try_from(*id)
+            .ok()
+            .filter(|&id| (id as usize) < table.lists())
+            .unwrap_or(NO_FRAMES),
+        (v, _) => table.intern_value(v),
+    }
+}
+
 /// The snapshot's fields from the decoded pickle.
-fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
+fn extract(
+    value: &Value,
+    protocol: u8,
+    table: &mut FrameTable,
+    ids: FrameIds,
+) -> Result<Snapshot, Error> {
     crate::progress::report(PROGRESS_DECODED, PROGRESS_TOTAL)?;
     let (layout, segs_v, traces_v, settings_v) = match value {
         Value::Dict(d) => (
@@ -256,6 +312,7 @@ fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
                 size,
                 requested_size: opt_u64(b, "requested_size"),
                 state,
+                frames: frames_of(b, table, ids),
             });
         }
         let allocated_size = match field(d, "allocated_size") {
@@ -333,6 +390,7 @@ fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
                     size: event_u64(e, "size", &at)?.unwrap_or(0),
                     stream: opt_u64(e, "stream"),
                     device_free: field(e, "device_free").and_then(as_u64),
+                    frames: frames_of(e, table, ids),
                 });
             }
             device_traces.push(out);
@@ -361,5 +419,6 @@ fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
         segments,
         device_traces,
         allocator_settings,
+        frames: FrameTable::default(),
     })
 }

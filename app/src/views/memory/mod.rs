@@ -5,6 +5,7 @@ pub mod allocator;
 pub mod lifetimes;
 pub mod plan;
 pub mod snapshot;
+pub mod snapshot_frames;
 pub mod snapshot_map;
 pub mod snapshot_timeline;
 

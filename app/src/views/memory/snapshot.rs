@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::snapshot_frames::{self, FrameSearch};
 use super::snapshot_map::{self, MapCache};
 use super::snapshot_timeline::{self, ColumnCache, SnapshotRun};
 use crate::i18n::tr;
@@ -33,6 +34,10 @@ pub struct SnapshotView {
     pub seen_run: Option<(u64, String, i64)>,
     /// Fraction of an event accumulated while playing.
     pub play_carry: f32,
+    /// The search box: an address or frame text.
+    pub search: FrameSearch,
+    /// The block clicked in the map (its address), whose frames are listed below it.
+    pub selected: Option<u64>,
 }
 
 /// Run ids: a new file, or the same file read again, is a new run.
@@ -77,7 +82,7 @@ impl View for SnapshotView {
     type Output = SnapshotRun;
 
     fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        let (label, s) = snapshot::open(values.text("path")?)?;
+        let (label, mut s) = snapshot::open(values.text("path")?)?;
         let event = values.int("event")?;
         let a = snapshot::analyse(&label, &s, event)?;
         Ok(SnapshotRun {
@@ -86,6 +91,7 @@ impl View for SnapshotView {
             output: a.output,
             timelines: a.timelines,
             histories: a.histories,
+            frames: std::mem::take(&mut s.frames),
         })
     }
 
@@ -98,6 +104,9 @@ impl View for SnapshotView {
         warnings(ui, &out.output);
         snapshot_timeline::show(ui, out, self, cx);
         ui.separator();
+        if !figure_mode(ui.ctx()) {
+            snapshot_frames::search_ui(ui, out, &mut self.search, self.device, cx);
+        }
         let pos = cx.stepper.pos;
         snapshot_map::show(ui, out, self, pos);
         ui.separator();

@@ -7,6 +7,7 @@
 //! position, so a session or `export --step N` reproduces the event shown.
 
 use egui::{Color32, Rect, Sense, Stroke, pos2, vec2};
+use warpscope_core::memory::frames::FrameTable;
 use warpscope_core::memory::snapshot::{History, SnapshotOutput};
 use warpscope_core::memory::timeline::{Column, Timeline};
 
@@ -31,6 +32,8 @@ pub struct SnapshotRun {
     /// Beside [`SnapshotRun::timelines`], the allocator state history of each (one of the
     /// file's own state when there is no trace).
     pub histories: Vec<History>,
+    /// The file's stack frames, each distinct one once (blocks and events hold list ids).
+    pub frames: FrameTable,
 }
 
 /// Columns of the last drawing, kept so an idle or scrubbing frame does not rescan the events.
@@ -100,7 +103,7 @@ pub fn show(
         .filter(|&(a, b)| a < b && b <= n)
         .unwrap_or((0, n));
     plot(ui, t, view, cx, pos, (start, end));
-    details(ui, t, pos);
+    details(ui, t, pos, &run.frames);
 }
 
 fn controls(
@@ -414,7 +417,7 @@ fn swatch(ui: &mut egui::Ui, c: Color32) {
     ui.painter().rect_filled(r, 2.0, c);
 }
 
-fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize) {
+fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize, frames: &FrameTable) {
     let Some(e) = t.events.get(pos) else {
         return;
     };
@@ -433,6 +436,10 @@ fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize) {
         ))
         .strong(),
     );
+    if !figure_mode(ui.ctx()) || e.frames != warpscope_core::memory::frames::NO_FRAMES {
+        ui.label(egui::RichText::new(tr(ui, "Its stack:", "它的调用栈：")).small());
+        super::snapshot_frames::stack_ui(ui, frames, e.frames, "event");
+    }
     let lo = pos.saturating_sub(4);
     let hi = (pos + 5).min(t.events.len());
     egui::Grid::new("snapshot-events")

@@ -8,6 +8,7 @@ pub mod snapshot;
 pub mod snapshot_frames;
 pub mod snapshot_map;
 pub mod snapshot_timeline;
+pub mod snapshot_whatif;
 
 use crate::widgets;
 use crate::widgets::format_number;

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::snapshot_frames::{self, FrameSearch};
 use super::snapshot_map::{self, MapCache};
 use super::snapshot_timeline::{self, ColumnCache, SnapshotRun};
+use super::snapshot_whatif;
 use crate::i18n::tr;
 use crate::trf;
 use crate::views::{View, ViewContext};
@@ -84,7 +85,8 @@ impl View for SnapshotView {
     fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
         let (label, mut s) = snapshot::open(values.text("path")?)?;
         let event = values.int("event")?;
-        let a = snapshot::analyse(&label, &s, event)?;
+        let whatif = snapshot::WhatIfParams::from_values(values)?;
+        let a = snapshot::analyse_with(&label, &s, event, &whatif)?;
         Ok(SnapshotRun {
             id: RUNS.fetch_add(1, Ordering::Relaxed),
             event,
@@ -110,6 +112,10 @@ impl View for SnapshotView {
         let pos = cx.stepper.pos;
         snapshot_map::show(ui, out, self, pos);
         ui.separator();
+        if out.output.trace_events > 0 {
+            snapshot_whatif::show(ui, out);
+            ui.separator();
+        }
         show_summary(ui, &out.output);
     }
 }

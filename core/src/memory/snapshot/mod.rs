@@ -51,6 +51,9 @@ mod replay;
 mod synthetic;
 #[cfg(test)]
 mod tests;
+pub mod whatif;
+#[cfg(test)]
+mod whatif_tests;
 
 use crate::text::Text;
 use std::collections::BTreeMap;
@@ -67,6 +70,7 @@ pub use read::{parse, read_file};
 pub use replay::{Replay, replay};
 #[doc(hidden)]
 pub use synthetic::synthetic;
+pub use whatif::{WhatIf, WhatIfParams, WhatIfSettings};
 
 /// Largest snapshot file read (bytes, 1 GiB); larger files are refused before reading.
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
@@ -97,6 +101,45 @@ const PARAMS: &[ParamSpec] = &[
         -1,
         MAX_EVENT_PARAM,
         -1,
+    ),
+    ParamSpec::choice(
+        "expandable_segments",
+        "what-if: expandable_segments (file: as the file records)",
+        "假设：expandable_segments（file：按文件记录的）",
+        &["file", "on", "off"],
+        "file",
+    ),
+    ParamSpec::int(
+        "max_split_size_mb",
+        "what-if: max_split_size_mb (-1: the file's, 0: unlimited; MiB, > 20)",
+        "假设：max_split_size_mb（-1：按文件，0：不限；MiB，须 > 20）",
+        -1,
+        whatif::MAX_MIB,
+        -1,
+    ),
+    ParamSpec::int(
+        "roundup_power2_divisions",
+        "what-if: roundup_power2_divisions (-1: the file's, 0: off; a power of two)",
+        "假设：roundup_power2_divisions（-1：按文件，0：关；2 的幂）",
+        -1,
+        1024,
+        -1,
+    ),
+    ParamSpec::float(
+        "garbage_collection_threshold",
+        "what-if: garbage_collection_threshold (-1: the file's, 0: off; needs a memory limit)",
+        "假设：garbage_collection_threshold（-1：按文件，0：关；需要显存上限）",
+        -1.0,
+        1.0,
+        -1.0,
+    ),
+    ParamSpec::int(
+        "device_memory_mib",
+        "what-if: device memory limit (MiB; 0: none)",
+        "假设：设备显存上限（MiB；0：不限）",
+        0,
+        whatif::MAX_MIB,
+        0,
     ),
 ];
 
@@ -304,6 +347,19 @@ pub struct Analysis {
 /// is not -1 for a file without trace events); [`Error::Cancelled`] when the progress scope is
 /// cancelled.
 pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error> {
+    analyse_with(label, s, event, &WhatIfParams::default())
+}
+
+/// [`analyse`] with the what-if replay under `whatif` ([`whatif::whatif`]).
+///
+/// # Errors
+/// As [`analyse`].
+pub fn analyse_with(
+    label: &str,
+    s: &Snapshot,
+    event: i64,
+    whatif: &WhatIfParams,
+) -> Result<Analysis, Error> {
     let devices: Vec<usize> = (0..s.device_traces.len())
         .filter(|&d| s.device_traces.get(d).is_some_and(|t| !t.is_empty()))
         .collect();
@@ -361,6 +417,7 @@ pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error>
     };
     let mut output = output::summarise_with(label, s, w);
     output.at_event = at_event;
+    output.whatif = Some(whatif::whatif(s, whatif)?);
     Ok(Analysis {
         output,
         timelines,
@@ -438,8 +495,20 @@ pub fn run_path(path: &str) -> Result<SnapshotOutput, Error> {
 /// # Errors
 /// As [`run_path`], and as [`analyse`] for an `event` past the trace's end.
 pub fn run_path_at(path: &str, event: i64) -> Result<SnapshotOutput, Error> {
+    run_path_with(path, event, &WhatIfParams::default())
+}
+
+/// [`run_path_at`] with the what-if replay under `whatif`.
+///
+/// # Errors
+/// As [`run_path_at`].
+pub fn run_path_with(
+    path: &str,
+    event: i64,
+    whatif: &WhatIfParams,
+) -> Result<SnapshotOutput, Error> {
     let (label, s) = open(path)?;
-    let out = analyse(&label, &s, event)?.output;
+    let out = analyse_with(&label, &s, event, whatif)?.output;
     // A replay cut short by a cancel is never returned.
     crate::progress::report(PROGRESS_TOTAL, PROGRESS_TOTAL)?;
     Ok(out)
@@ -450,5 +519,6 @@ pub fn run_path_at(path: &str, event: i64) -> Result<SnapshotOutput, Error> {
 /// # Errors
 /// As [`run_path_at`].
 pub fn run(v: &ParamValues) -> Result<SnapshotOutput, Error> {
-    run_path_at(v.text("path")?, v.int("event")?)
+    let whatif = WhatIfParams::from_values(v)?;
+    run_path_with(v.text("path")?, v.int("event")?, &whatif)
 }

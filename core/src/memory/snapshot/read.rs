@@ -406,6 +406,17 @@ fn extract(
                     Value::Bool(b) => b.to_string(),
                     Value::String(s) => s.chars().take(200).collect(),
                     Value::None => "None".into(),
+                    // `roundup_power2_divisions`: {interval start in MiB: divisions}.
+                    Value::Dict(m) => m
+                        .iter()
+                        .take(64)
+                        .filter_map(|(k, v)| match (k, v) {
+                            (HashableValue::String(k), Value::I64(i)) => Some(format!("{k}:{i}")),
+                            (HashableValue::I64(k), Value::I64(i)) => Some(format!("{k}:{i}")),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join(","),
                     _ => continue,
                 };
                 allocator_settings.insert(k.chars().take(64).collect(), text);

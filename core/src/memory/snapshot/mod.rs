@@ -132,7 +132,8 @@ const PARAMS: &[ParamSpec] = &[
         -1.0,
         1.0,
         -1.0,
-    ),
+    )
+    .open_max(),
     ParamSpec::int(
         "device_memory_mib",
         "what-if: device memory limit (MiB; 0: none)",

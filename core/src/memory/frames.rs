@@ -228,8 +228,9 @@ impl FrameTable {
 /// Whether a frame of file `filename` belongs to the interpreter, PyTorch or an installed package
 /// rather than to the user's program: C++ frames without a file (`??`, empty), `<frozen …>` and
 /// other `<…>` pseudo-files, anything under `site-packages`/`dist-packages`, the standard
-/// library (`/lib/python3.x/`), and PyTorch's own sources (`torch/`). `<module>`-level user code
-/// keeps its real file name and stays a user frame.
+/// library (`/lib/python3.x/`), PyTorch's own sources (`torch/`) and C++ sources (`.cpp`, `.h`,
+/// `.cu` …: PyTorch's C++ frames, `memory_snapshot.cpp`). `<module>`-level user code keeps its
+/// real file name and stays a user frame.
 pub fn is_library(filename: &str) -> bool {
     let f = filename.replace('\\', "/").to_lowercase();
     f.is_empty()
@@ -240,6 +241,9 @@ pub fn is_library(filename: &str) -> bool {
         || f.contains("/lib/python")
         || f.starts_with("torch/")
         || f.contains("/torch/")
+        || [".cpp", ".cc", ".cu", ".cuh", ".h", ".hpp"]
+            .iter()
+            .any(|ext| f.ends_with(ext))
 }
 
 /// A frame as one line: `name (file:line)`, the file shortened to its last two components.
@@ -291,6 +295,7 @@ mod tests {
             "D:\\Dev\\a\\.venv\\Lib\\site-packages\\torch\\nn\\modules\\module.py",
             "/usr/lib/python3.11/threading.py",
             "/opt/pytorch/torch/_tensor.py",
+            "memory_snapshot.cpp",
         ] {
             assert!(is_library(lib), "{lib}");
         }

@@ -2,6 +2,7 @@
 //! the helpers here are shared by the lab's views.
 
 pub mod allocator;
+pub mod diff;
 pub mod lifetimes;
 pub mod plan;
 pub mod snapshot;

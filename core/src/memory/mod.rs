@@ -24,6 +24,7 @@ use serde::Serialize;
 use crate::Error;
 use crate::scene::Scene;
 
+pub mod active;
 pub mod allocator;
 pub mod caching;
 pub mod diff;

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod lifetimes;
 pub mod plan;
 pub mod snapshot;
+pub mod snapshot_active;
 pub mod snapshot_frames;
 pub mod snapshot_map;
 pub mod snapshot_timeline;

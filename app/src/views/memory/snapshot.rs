@@ -14,6 +14,7 @@ use crate::views::{View, ViewContext};
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
 use warpscope_core::Error;
+use warpscope_core::memory::active;
 use warpscope_core::memory::snapshot::{self, SnapshotOutput};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
@@ -87,6 +88,7 @@ impl View for SnapshotView {
         let event = values.int("event")?;
         let whatif = snapshot::WhatIfParams::from_values(values)?;
         let a = snapshot::analyse_with(&label, &s, event, &whatif)?;
+        let active = a.timelines.iter().map(active::active).collect();
         Ok(SnapshotRun {
             id: RUNS.fetch_add(1, Ordering::Relaxed),
             event,
@@ -94,6 +96,7 @@ impl View for SnapshotView {
             timelines: a.timelines,
             histories: a.histories,
             frames: std::mem::take(&mut s.frames),
+            active,
         })
     }
 

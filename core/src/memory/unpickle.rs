@@ -160,7 +160,9 @@ pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<D
                 if !stack.is_empty() || !marks.is_empty() {
                     return None;
                 }
-                let value = expand(&nodes, &table, root, &mut vec![false; nodes.len()], 0)?;
+                let mut budget = MAX_EXPANDED;
+                let mut open = vec![false; nodes.len()];
+                let value = expand(&nodes, &table, root, &mut open, (0, &mut budget))?;
                 return Some(Decoded {
                     value,
                     frames: table,
@@ -462,17 +464,22 @@ fn long1(r: &mut Reader<'_>) -> Option<i64> {
     Some(i64::from_le_bytes(buf))
 }
 
+/// Most values the expansion builds (memo references copy): past this the fast path declines,
+/// and the guard's expansion limit then decides ([`super::pickle::refuse_expansion`]).
+const MAX_EXPANDED: u64 = super::pickle::MAX_DECODED_BYTES / 32;
+
 fn expand(
     nodes: &[Node],
     table: &FrameTable,
     id: u32,
     open: &mut Vec<bool>,
-    depth: usize,
+    (depth, budget): (usize, &mut u64),
 ) -> Option<Value> {
     let i = id as usize;
     if depth > super::pickle::MAX_DEPTH {
         return None;
     }
+    *budget = budget.checked_sub(1)?;
     let seen = open.get_mut(i)?;
     if *seen {
         return Some(Value::None);
@@ -485,22 +492,25 @@ fn expand(
         Node::List(items) => Value::List(
             items
                 .iter()
-                .map(|&c| expand(nodes, table, c, open, depth + 1))
+                .map(|&c| expand(nodes, table, c, open, (depth + 1, &mut *budget)))
                 .collect::<Option<_>>()?,
         ),
         Node::Tuple(items) => Value::Tuple(
             items
                 .iter()
-                .map(|&c| expand(nodes, table, c, open, depth + 1))
+                .map(|&c| expand(nodes, table, c, open, (depth + 1, &mut *budget)))
                 .collect::<Option<_>>()?,
         ),
         Node::Dict(entries) => {
             let mut d = BTreeMap::new();
             for &(k, v) in entries {
-                let key: HashableValue = expand(nodes, table, k, open, depth + 1)?
+                let key: HashableValue = expand(nodes, table, k, open, (depth + 1, &mut *budget))?
                     .into_hashable()
                     .ok()?;
-                d.insert(key, expand(nodes, table, v, open, depth + 1)?);
+                d.insert(
+                    key,
+                    expand(nodes, table, v, open, (depth + 1, &mut *budget))?,
+                );
             }
             Value::Dict(d)
         }

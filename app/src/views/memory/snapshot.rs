@@ -429,9 +429,9 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
     ui.label(
         egui::RichText::new(trf!(
             ui,
-            "Reading executes nothing from the file: every pickle opcode is checked first; files over {} MiB are refused.",
-            "读取时不执行文件里的任何东西：每个 pickle 操作码都先检查；超过 {} MiB 的文件拒绝读取。",
-            snapshot::MAX_FILE_BYTES >> 20
+            "Reading executes nothing from the file: every pickle opcode is checked first; large files are memory-mapped, and one is refused only when reading it would need more memory than is available ({} bytes per byte of file).",
+            "读取时不执行文件里的任何东西：每个 pickle 操作码都先检查；大文件用内存映射读取，只有当读取所需内存超过可用内存时才拒绝（每字节文件约需 {} 字节）。",
+            snapshot::MEMORY_PER_FILE_BYTE
         ))
         .small(),
     );

@@ -8,7 +8,8 @@
 //! imports or calls and bounds sizes, nesting and counts before the data is decoded — by
 //! [`super::unpickle`], which skips every `frames` value (most of a large file), or by
 //! `serde-pickle` for anything that fast path declines.
-//! Files above [`MAX_FILE_BYTES`] are refused before they are read.
+//! Files are memory-mapped, not copied; a file is refused before decoding only when
+//! [`MEMORY_PER_FILE_BYTE`] × its size exceeds the memory available, with both numbers.
 //!
 //! Handled layouts: a dict with `segments` (and `device_traces`, `allocator_settings`,
 //! `external_annotations`) or a bare list of segments (`torch.cuda.memory_snapshot()`); blocks
@@ -72,8 +73,10 @@ pub use replay::{Replay, replay};
 pub use synthetic::synthetic;
 pub use whatif::{WhatIf, WhatIfParams, WhatIfSettings};
 
-/// Largest snapshot file read (bytes, 1 GiB); larger files are refused before reading.
-pub const MAX_FILE_BYTES: u64 = 1 << 30;
+/// Memory a read needs beyond the mapped file, per byte of file (the decoder's arena of nodes
+/// and the values it expands; measured on the benchmark's files, see `BENCHMARKS.md`, with
+/// headroom): a file whose estimate exceeds the memory available is refused before decoding.
+pub const MEMORY_PER_FILE_BYTE: u64 = 4;
 /// Most segments accepted.
 pub const MAX_SEGMENTS: usize = 1 << 20;
 /// Most blocks accepted (all segments together).

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_pickle::{HashableValue, Value};
 
 use super::{
-    BlockState, MAX_BLOCKS, MAX_FILE_BYTES, MAX_SEGMENTS, MAX_TRACE_EVENTS, PROGRESS_CHECKED,
+    BlockState, MAX_BLOCKS, MAX_SEGMENTS, MAX_TRACE_EVENTS, MEMORY_PER_FILE_BYTE, PROGRESS_CHECKED,
     PROGRESS_DECODED, PROGRESS_EVERY, PROGRESS_EXTRACTED, PROGRESS_TOTAL, SnapBlock, SnapSegment,
     Snapshot, TraceEvent, report_events,
 };
@@ -104,13 +104,23 @@ fn opt_u64(d: &BTreeMap<HashableValue, Value>, k: &str) -> u64 {
     field(d, k).and_then(as_u64).unwrap_or(0)
 }
 
-/// Reads a snapshot file (at most [`MAX_FILE_BYTES`]).
+/// Reads a snapshot file: memory-mapped ([`crate::input::map_regular`]), refused before decoding
+/// when [`MEMORY_PER_FILE_BYTE`] × its size exceeds the memory available.
 ///
 /// # Errors
 /// [`Error::BadInput`] for an unreadable, oversized, malformed or unsafe file.
 pub fn read_file(path: &str) -> Result<Snapshot, Error> {
     // Type and size are checked before the file is opened: a FIFO or a device never blocks.
-    let bytes = crate::input::read_regular(std::path::Path::new(path), MAX_FILE_BYTES, "snapshot")?;
+    let bytes = crate::input::map_regular(std::path::Path::new(path), "snapshot")?;
+    let need = (bytes.len() as u64).saturating_mul(MEMORY_PER_FILE_BYTE);
+    if let Some(available) = crate::input::memory_available()
+        && need > available
+    {
+        return Err(Error::BadInput(format!(
+            "snapshot `{path}`: {} bytes; reading it needs about {need} bytes of memory ({MEMORY_PER_FILE_BYTE} per byte of file), and {available} are available",
+            bytes.len()
+        )));
+    }
     parse(&bytes).map_err(|e| match e {
         Error::BadInput(m) => Error::BadInput(format!("snapshot `{path}`: {m}")),
         other => other,
@@ -126,7 +136,8 @@ pub fn read_file(path: &str) -> Result<Snapshot, Error> {
 /// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     crate::progress::report(0, PROGRESS_TOTAL)?;
-    let summary = pickle::check(bytes)?;
+    // The expansion limit applies to serde-pickle's copies; the fast path bounds its own.
+    let summary = pickle::check_opcodes(bytes)?;
     crate::progress::report(PROGRESS_CHECKED, PROGRESS_TOTAL)?;
     // serde-pickle 1.2 counts memo references per occurrence in the stream, but expands a shared
     // container once per reference; a reference nested inside a shared container (PyTorch shares
@@ -149,6 +160,7 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     let (value, frames, ids) = match fast {
         Some(d) => (d.value, d.frames, FrameIds::Fast),
         None => {
+            pickle::refuse_expansion(&summary)?;
             let options = serde_pickle::DeOptions::new().replace_recursive_structures();
             let v = serde_pickle::value_from_slice(bytes, options).map_err(|e| {
                 Error::BadInput(format!(

@@ -73,10 +73,12 @@ pub use replay::{Replay, replay};
 pub use synthetic::synthetic;
 pub use whatif::{WhatIf, WhatIfParams, WhatIfSettings};
 
-/// Memory a read needs beyond the mapped file, per byte of file (the decoder's arena of nodes
-/// and the values it expands; measured on the benchmark's files, see `BENCHMARKS.md`, with
-/// headroom): a file whose estimate exceeds the memory available is refused before decoding.
-pub const MEMORY_PER_FILE_BYTE: u64 = 4;
+/// Memory a read needs, per byte of file (bytes): the decoder's arena of nodes, the values it
+/// expands and the summaries built from them. Measured on the benchmark's files in PyTorch's
+/// layout (`BENCHMARKS.md`: 18 × the file's size at its peak, for 250,000 and 2,000,000
+/// events), with a little headroom; a file whose estimate exceeds the memory available is
+/// refused before decoding.
+pub const MEMORY_PER_FILE_BYTE: u64 = 20;
 /// Most segments accepted.
 pub const MAX_SEGMENTS: usize = 1 << 20;
 /// Most blocks accepted (all segments together).

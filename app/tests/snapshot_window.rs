@@ -180,3 +180,42 @@ fn a_session_reopens_at_its_step_and_a_new_file_at_its_last_event() {
     h.run();
     assert_eq!(shown(&mut h).2, Some((49, 14)));
 }
+
+fn view_mut<'a>(h: &'a mut Harness<'_, WarpscopeApp>) -> &'a mut SnapshotView {
+    h.state_mut()
+        .state("memory-snapshot")
+        .unwrap()
+        .view
+        .as_any_mut()
+        .downcast_mut::<SnapshotView>()
+        .unwrap()
+}
+
+#[test]
+fn frames_of_the_cursor_event_and_the_search_by_address_and_by_frame_text() {
+    let mut h = harness("reduction");
+    h.run();
+    h.state_mut()
+        .open_snapshot(&data("torch2.11-cs336-a2.pickle"));
+    h.run();
+    h.state_mut().state("memory-snapshot").unwrap().stepper.pos = 100;
+    h.run();
+    // Event 100 (Python's `pickle.load`: alloc at 0xcdb9aec00, 10 frames, the innermost
+    // `forward` at model.py line 101, then 6 frames in the .venv's site-packages).
+    h.get_by_label_contains("Event 100 of 5163: alloc");
+    h.get_by_label("forward (cs336_basics/model.py:101)");
+    h.get_by_label_contains("6 library frames");
+    // By frame text: 45 of the file's 54 distinct non-empty stacks mention model.py (counted
+    // with Python over blocks and events).
+    view_mut(&mut h).search.query = "model.py".into();
+    h.run();
+    h.get_by_label_contains("45 of 54 distinct stacks mention it");
+    // By address: the 9 trace events at 0xcdb9aec00 and the block holding it, with its stack.
+    view_mut(&mut h).search.query = "0xcdb9aec00".into();
+    h.run();
+    h.get_by_label_contains("0xcdb9aec00: 9 trace events at this address");
+    h.get_by_label_contains("Block 0xcdb9aec00 (");
+    h.get_by_label("event 100").click();
+    h.run();
+    assert_eq!(shown(&mut h).0, 100);
+}

@@ -208,6 +208,7 @@ pub static REGISTRY: &[Entry] = &[
     line::<memory::plan::PlanView>(),
     line::<memory::allocator::AllocatorView>(),
     line::<memory::snapshot::SnapshotView>(),
+    line::<memory::diff::DiffView>(),
     line::<step::ledger::LedgerView>(),
     line::<step::exercises::ExercisesView>(),
 ];

@@ -122,6 +122,78 @@ pub fn read_regular(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, Erro
     Ok(bytes)
 }
 
+/// A file's bytes: memory-mapped, or read into memory for small files.
+pub enum FileBytes {
+    /// Mapped read-only (files of at least [`MAP_FROM`] bytes).
+    Mapped(memmap2::Mmap),
+    /// Read.
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(m) => m,
+            FileBytes::Read(v) => v,
+        }
+    }
+}
+
+/// Files from this size on are memory-mapped rather than read (bytes, 16 MiB).
+pub const MAP_FROM: u64 = 16 << 20;
+
+/// [`read_regular`] without a size limit, memory-mapping a file of [`MAP_FROM`] bytes or more
+/// instead of copying it into memory: the same checks before and after the non-blocking open
+/// (a FIFO or device is refused by name), then the pages are the operating system's page cache
+/// and a multi-gigabyte file costs no heap.
+///
+/// A mapped file must not be truncated by another program while it is read (the read would
+/// then fault); snapshots are written once and read afterwards.
+///
+/// # Errors
+/// As [`read_regular`], and when the file cannot be mapped.
+pub fn map_regular(path: &Path, what: &str) -> Result<FileBytes, Error> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Error::BadInput(format!("cannot open {what} `{}`: {e}", path.display())))?;
+    check(&meta, path, u64::MAX, what)?;
+    if meta.len() < MAP_FROM {
+        return read_regular(path, MAP_FROM, what).map(FileBytes::Read);
+    }
+    let cannot = |verb: &str, e: std::io::Error| {
+        Error::BadInput(format!("cannot {verb} {what} `{}`: {e}", path.display()))
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| cannot("open", e))?;
+    check(
+        &file.metadata().map_err(|e| cannot("open", e))?,
+        path,
+        u64::MAX,
+        what,
+    )?;
+    // SAFETY: the mapping is read-only and lives in the returned value; the file was checked to
+    // be a regular file through this handle. Another process truncating it while it is mapped
+    // would fault the reader — the documented limitation of mapping.
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| cannot("map", e))?;
+    Ok(FileBytes::Mapped(map))
+}
+
+/// Physical memory available for new allocations (bytes): `MemAvailable` of `/proc/meminfo`
+/// on Linux; `None` where it is not known.
+pub fn memory_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

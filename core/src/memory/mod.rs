@@ -15,6 +15,8 @@
 //! - [`snapshot`] (`memory-snapshot`): a reader for `torch.cuda.memory._snapshot()` pickles that
 //!   executes nothing from the file ([`pickle`] checks every opcode first) and replays the
 //!   recorded trace through the simulator.
+//! - [`diff`] (`memory-diff`): two snapshots compared — reserved and allocated deltas, segments
+//!   only in one, live bytes by the user frame that allocated them.
 //!
 //! Units: bytes are bytes; MiB = 2²⁰ bytes (every `_mib` field); BLH and BL²N are the sizes of
 //! one B × L × H tensor and one B × N × L × L score tensor, in elements (×dtype bytes for bytes).
@@ -24,9 +26,12 @@ use serde::Serialize;
 use crate::Error;
 use crate::scene::Scene;
 
+pub mod active;
 pub mod allocator;
 pub mod arena;
 pub mod caching;
+pub mod diff;
+pub mod frames;
 pub mod lifetimes;
 pub mod pickle;
 pub mod plan;
@@ -90,4 +95,5 @@ pub const SCENES: &[Scene] = &[
     plan::SCENE,
     allocator::SCENE,
     snapshot::SCENE,
+    diff::SCENE,
 ];

@@ -128,6 +128,36 @@ impl Scan<'_> {
 /// # Errors
 /// [`Error::BadInput`] with the reason and byte offset.
 pub fn check(bytes: &[u8]) -> Result<PickleSummary, Error> {
+    let summary = check_opcodes(bytes)?;
+    refuse_expansion(&summary)?;
+    Ok(summary)
+}
+
+/// Refuses a pickle whose value, every memo reference expanded to a copy, would exceed
+/// [`MAX_DECODED_BYTES`] (what `serde-pickle` builds).
+///
+/// # Errors
+/// [`Error::BadInput`] with the estimate.
+pub fn refuse_expansion(summary: &PickleSummary) -> Result<(), Error> {
+    let decoded_bytes = summary.decoded_bytes;
+    if decoded_bytes > MAX_DECODED_BYTES {
+        return Err(Error::BadInput(format!(
+            "snapshot too large: decoding it would take about {decoded_bytes} bytes of memory \
+             (memo references expand to copies); warpscope reads at most {MAX_DECODED_BYTES}"
+        )));
+    }
+    Ok(())
+}
+
+/// [`check`] without the expansion limit: every other refusal, and the estimate
+/// ([`PickleSummary::decoded_bytes`], capped just past [`MAX_DECODED_BYTES`]) for the caller to
+/// apply where values are expanded ([`refuse_expansion`]). The snapshot reader's fast decoder
+/// keeps a memo-shared stack-frame list once and bounds its own expansion, so a file whose
+/// shared frames would expand past the limit is still read there.
+///
+/// # Errors
+/// As [`check`], but for the expansion limit.
+pub fn check_opcodes(bytes: &[u8]) -> Result<PickleSummary, Error> {
     let mut s = Scan { b: bytes, pos: 0 };
     let mut own: Vec<u64> = Vec::new();
     let mut edges: Vec<(u32, u32)> = Vec::new();
@@ -398,12 +428,6 @@ pub fn check(bytes: &[u8]) -> Result<PickleSummary, Error> {
             expand(r, 1, &own, &edges, &start, &mut done, &mut on_path)?
         }
     };
-    if decoded_bytes > MAX_DECODED_BYTES {
-        return Err(Error::BadInput(format!(
-            "snapshot too large: decoding it would take about {decoded_bytes} bytes of memory \
-             (memo references expand to copies); warpscope reads at most {MAX_DECODED_BYTES}"
-        )));
-    }
     Ok(PickleSummary {
         protocol,
         decoded_bytes,

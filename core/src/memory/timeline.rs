@@ -43,6 +43,9 @@ pub struct TimelineEvent {
     pub reserved: u64,
     /// Live requested bytes on this event's device after the event (see the module docs).
     pub allocated: u64,
+    /// Its stack frames: a list id in the snapshot's [`Snapshot::frames`].
+    #[serde(skip)]
+    pub frames: u32,
 }
 
 /// The trace of one device, event by event.
@@ -147,6 +150,7 @@ pub fn timeline(s: &Snapshot, device: usize) -> Result<Timeline, Error> {
             size: e.size,
             reserved: 0,
             allocated: 0,
+            frames: e.frames,
         });
     }
     // The anchor (see the module docs): at least the frees of earlier blocks, and what the file

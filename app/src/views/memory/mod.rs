@@ -3,11 +3,15 @@
 
 pub mod allocator;
 pub mod allocator_trace;
+pub mod diff;
 pub mod lifetimes;
 pub mod plan;
 pub mod snapshot;
+pub mod snapshot_active;
+pub mod snapshot_frames;
 pub mod snapshot_map;
 pub mod snapshot_timeline;
+pub mod snapshot_whatif;
 
 use crate::widgets;
 use crate::widgets::format_number;

@@ -4,14 +4,17 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::snapshot_frames::{self, FrameSearch};
 use super::snapshot_map::{self, MapCache};
 use super::snapshot_timeline::{self, ColumnCache, SnapshotRun};
+use super::snapshot_whatif;
 use crate::i18n::tr;
 use crate::trf;
 use crate::views::{View, ViewContext};
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
 use warpscope_core::Error;
+use warpscope_core::memory::active;
 use warpscope_core::memory::snapshot::{self, SnapshotOutput};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
@@ -33,6 +36,10 @@ pub struct SnapshotView {
     pub seen_run: Option<(u64, String, i64)>,
     /// Fraction of an event accumulated while playing.
     pub play_carry: f32,
+    /// The search box: an address or frame text.
+    pub search: FrameSearch,
+    /// The block clicked in the map (its address), whose frames are listed below it.
+    pub selected: Option<u64>,
 }
 
 /// Run ids: a new file, or the same file read again, is a new run.
@@ -77,15 +84,19 @@ impl View for SnapshotView {
     type Output = SnapshotRun;
 
     fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        let (label, s) = snapshot::open(values.text("path")?)?;
+        let (label, mut s) = snapshot::open(values.text("path")?)?;
         let event = values.int("event")?;
-        let a = snapshot::analyse(&label, &s, event)?;
+        let whatif = snapshot::WhatIfParams::from_values(values)?;
+        let a = snapshot::analyse_with(&label, &s, event, &whatif)?;
+        let active = a.timelines.iter().map(active::active).collect();
         Ok(SnapshotRun {
             id: RUNS.fetch_add(1, Ordering::Relaxed),
             event,
             output: a.output,
             timelines: a.timelines,
             histories: a.histories,
+            frames: std::mem::take(&mut s.frames),
+            active,
         })
     }
 
@@ -98,9 +109,16 @@ impl View for SnapshotView {
         warnings(ui, &out.output);
         snapshot_timeline::show(ui, out, self, cx);
         ui.separator();
+        if !figure_mode(ui.ctx()) {
+            snapshot_frames::search_ui(ui, out, &mut self.search, self.device, cx);
+        }
         let pos = cx.stepper.pos;
         snapshot_map::show(ui, out, self, pos);
         ui.separator();
+        if out.output.trace_events > 0 {
+            snapshot_whatif::show(ui, out);
+            ui.separator();
+        }
         show_summary(ui, &out.output);
     }
 }
@@ -411,9 +429,9 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
     ui.label(
         egui::RichText::new(trf!(
             ui,
-            "Reading executes nothing from the file: every pickle opcode is checked first; files over {} MiB are refused.",
-            "读取时不执行文件里的任何东西：每个 pickle 操作码都先检查；超过 {} MiB 的文件拒绝读取。",
-            snapshot::MAX_FILE_BYTES >> 20
+            "Reading executes nothing from the file: every pickle opcode is checked first; large files are memory-mapped, and one is refused only when reading it would need more memory than is available ({} bytes per byte of file).",
+            "读取时不执行文件里的任何东西：每个 pickle 操作码都先检查；大文件用内存映射读取，只有当读取所需内存超过可用内存时才拒绝（每字节文件约需 {} 字节）。",
+            snapshot::MEMORY_PER_FILE_BYTE
         ))
         .small(),
     );

@@ -8,9 +8,11 @@
 //! (only the visible rows are drawn) and a figure draws at most [`FIGURE_ROWS`] of them.
 
 use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
-use warpscope_core::memory::snapshot::{BlockState, StateAt, StateSegment};
+use warpscope_core::memory::frames::FrameTable;
+use warpscope_core::memory::snapshot::{BlockState, StateAt, StateBlock, StateSegment};
 
 use super::snapshot::SnapshotView;
+use super::snapshot_frames::{self, FrameSearch};
 use super::snapshot_timeline::SnapshotRun;
 use crate::i18n::tr;
 use crate::trf;
@@ -182,6 +184,13 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, view: &mut SnapshotView, pos: 
     let fit = view.fit_rows;
     let largest = view.map.largest;
     let n = st.segments.len();
+    // A searched address selects the block holding it until a block is clicked.
+    let marks = Marks {
+        frames: &run.frames,
+        search: &view.search,
+        selected: view.selected.or(view.search.address),
+    };
+    let mut clicked = None;
     if figure_mode(ui.ctx()) {
         let rows = n.min(FIGURE_ROWS);
         if rows < n {
@@ -200,14 +209,16 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, view: &mut SnapshotView, pos: 
             st.segments.get(..rows).unwrap_or_default(),
             width,
             (row_h, fit, largest),
+            &marks,
         );
+        selected_ui(ui, st, &run.frames, marks.selected);
         return;
     }
     let row_h = (WINDOW_HEIGHT / n as f32).clamp(8.0, 18.0);
     // Measured here: inside the scroll area the width is only what its content took last frame.
     let width = ui.available_width();
     if row_h * n as f32 <= WINDOW_HEIGHT + 1.0 {
-        rows_ui(ui, &st.segments, width, (row_h, fit, largest));
+        clicked = rows_ui(ui, &st.segments, width, (row_h, fit, largest), &marks);
     } else {
         ui.label(
             egui::RichText::new(trf!(
@@ -225,11 +236,12 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, view: &mut SnapshotView, pos: 
                 .max_height(WINDOW_HEIGHT)
                 .auto_shrink([false, true])
                 .show_rows(ui, row_h, n, |ui, range| {
-                    rows_ui(
+                    clicked = rows_ui(
                         ui,
                         st.segments.get(range).unwrap_or_default(),
                         width,
                         (row_h, fit, largest),
+                        &marks,
                     );
                 });
         });
@@ -249,6 +261,10 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, view: &mut SnapshotView, pos: 
             .small()
             .italics(),
         );
+    }
+    selected_ui(ui, st, &run.frames, marks.selected);
+    if let Some(a) = clicked {
+        view.selected = (view.selected != Some(a)).then_some(a);
     }
 }
 
@@ -284,26 +300,46 @@ fn legend(ui: &mut egui::Ui) {
     });
 }
 
+/// What the rows mark besides the blocks' states: the stack frames to name on hover, the
+/// search's matches (outlined) and the selected block.
+struct Marks<'a> {
+    frames: &'a FrameTable,
+    search: &'a FrameSearch,
+    /// The block whose frames are listed (clicked, or holding the searched address).
+    selected: Option<u64>,
+}
+
+impl Marks<'_> {
+    fn outlined(&self, b: &StateBlock) -> bool {
+        b.state != BlockState::Inactive
+            && (self.search.matches(b.frames) || self.selected == Some(b.address))
+    }
+}
+
 /// Draws `segs` as rows of `row_h` points, each bar on one scale (`largest` bytes = the bar
-/// width) or, with `fit`, each segment spanning it; hover names the block under the pointer.
+/// width) or, with `fit`, each segment spanning it; hover names the block under the pointer and
+/// its innermost user frame; answers the address of a block clicked.
 fn rows_ui(
     ui: &mut egui::Ui,
     segs: &[StateSegment],
     width: f32,
     (row_h, fit, largest): (f32, bool, u64),
-) {
+    marks: &Marks<'_>,
+) -> Option<u64> {
     let width = width.max(300.0);
     let labelled = row_h >= 12.0;
     let (label_w, size_w) = if labelled { (150.0, 80.0) } else { (0.0, 0.0) };
     let bar_w = (width - label_w - size_w).max(100.0);
     let (rect, resp) =
-        ui.allocate_exact_size(Vec2::new(width, row_h * segs.len() as f32), Sense::hover());
+        ui.allocate_exact_size(Vec2::new(width, row_h * segs.len() as f32), Sense::click());
     let p = ui.painter_at(rect);
     let text = ui.visuals().text_color();
     let font = crate::theme::label_font(ui.ctx(), (row_h - 4.0).clamp(8.0, 11.0));
     let left = rect.left() + label_w;
     let hover = resp.hover_pos();
     let mut hovered: Option<String> = None;
+    let mut hovered_block: Option<u64> = None;
+    let mut outlines: Vec<Rect> = Vec::new();
     let gap = (row_h * 0.12).min(1.0);
     for (r, seg) in segs.iter().enumerate() {
         let y = rect.top() + r as f32 * row_h;
@@ -331,7 +367,11 @@ fn rows_ui(
                     Stroke::new(0.5, ui.visuals().panel_fill),
                 );
             }
+            if marks.outlined(b) {
+                outlines.push(r0.expand2(Vec2::new(w.max(3.0) * 0.5 - w * 0.5, 0.0)));
+            }
             if hover.is_some_and(|h| r0.contains(h)) {
+                hovered_block = Some(b.address);
                 let requested = if b.requested_size > 0 && b.state != BlockState::Inactive {
                     trf!(ui, "\nrequested {} B", "\n申请 {} B", b.requested_size)
                 } else {
@@ -348,8 +388,8 @@ fn rows_ui(
                 };
                 hovered = Some(trf!(
                     ui,
-                    "block {:#x}: {} ({} B)\n{}{}{}\nin segment {:#x} ({}), at +{}",
-                    "块 {:#x}：{}（{} B）\n{}{}{}\n在段 {:#x}（{}）中，偏移 +{}",
+                    "block {:#x}: {} ({} B)\n{}{}{}\nin segment {:#x} ({}), at +{}{}",
+                    "块 {:#x}：{}（{} B）\n{}{}{}\n在段 {:#x}（{}）中，偏移 +{}{}",
                     b.address,
                     mib_text(b.size),
                     b.size,
@@ -358,7 +398,8 @@ fn rows_ui(
                     estimated,
                     seg.address,
                     mib_text(seg.total_size),
-                    mib_text(b.address.saturating_sub(seg.address))
+                    mib_text(b.address.saturating_sub(seg.address)),
+                    snapshot_frames::hover_line(ui, marks.frames, b.frames)
                 ));
             }
         }
@@ -397,7 +438,42 @@ fn rows_ui(
             ));
         }
     }
+    // Outlines last, so the next block's fill does not cover them.
+    let mark = ui.visuals().strong_text_color();
+    for r in outlines {
+        p.rect_stroke(r, 0.0, Stroke::new(1.5, mark), StrokeKind::Outside);
+    }
+    let clicked = resp.clicked().then_some(hovered_block).flatten();
     if let Some(h) = hovered {
         resp.on_hover_text(h);
     }
+    clicked
+}
+
+/// The block of `st` that holds `address`, if any.
+fn block_at(st: &StateAt, address: u64) -> Option<&StateBlock> {
+    st.segments
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .find(|b| address >= b.address && address - b.address < b.size.max(1))
+}
+
+/// The selected block's frames under the map (clicked, else the block holding a searched
+/// address).
+fn selected_ui(ui: &mut egui::Ui, st: &StateAt, frames: &FrameTable, selected: Option<u64>) {
+    let Some(b) = selected.and_then(|a| block_at(st, a)) else {
+        return;
+    };
+    ui.label(
+        egui::RichText::new(trf!(
+            ui,
+            "Block {:#x} ({}, {}) — its stack:",
+            "块 {:#x}（{}，{}）—— 它的调用栈：",
+            b.address,
+            mib_text(b.size),
+            state_name(ui, &b.state)
+        ))
+        .strong(),
+    );
+    snapshot_frames::stack_ui(ui, frames, b.frames, "block");
 }

@@ -7,6 +7,8 @@
 //! position, so a session or `export --step N` reproduces the event shown.
 
 use egui::{Color32, Rect, Sense, Stroke, pos2, vec2};
+use warpscope_core::memory::active::Active;
+use warpscope_core::memory::frames::FrameTable;
 use warpscope_core::memory::snapshot::{History, SnapshotOutput};
 use warpscope_core::memory::timeline::{Column, Timeline};
 
@@ -31,6 +33,11 @@ pub struct SnapshotRun {
     /// Beside [`SnapshotRun::timelines`], the allocator state history of each (one of the
     /// file's own state when there is no trace).
     pub histories: Vec<History>,
+    /// The file's stack frames, each distinct one once (blocks and events hold list ids).
+    pub frames: FrameTable,
+    /// Beside [`SnapshotRun::timelines`], the largest allocations of each (the active memory
+    /// timeline).
+    pub active: Vec<Active>,
 }
 
 /// Columns of the last drawing, kept so an idle or scrubbing frame does not rescan the events.
@@ -99,8 +106,9 @@ pub fn show(
         .zoom
         .filter(|&(a, b)| a < b && b <= n)
         .unwrap_or((0, n));
-    plot(ui, t, view, cx, pos, (start, end));
-    details(ui, t, pos);
+    let act = run.active.get(view.device).or_else(|| run.active.first());
+    plot(ui, (t, act, &run.frames), view, cx, pos, (start, end));
+    details(ui, t, pos, &run.frames);
 }
 
 fn controls(
@@ -254,7 +262,7 @@ fn play(
 
 fn plot(
     ui: &mut egui::Ui,
-    t: &Timeline,
+    (t, act, frames): (&Timeline, Option<&Active>, &FrameTable),
     view: &mut SnapshotView,
     cx: &mut ViewContext<'_>,
     pos: usize,
@@ -262,14 +270,13 @@ fn plot(
 ) {
     let (start, end) = range;
     let width = ui.available_width().clamp(200.0, 1600.0);
-    let height = 170.0;
+    let height = 240.0;
     let (rect, resp) = ui.allocate_exact_size(vec2(width, height), Sense::click_and_drag());
     let hint = tr(
         ui,
         "Click or drag to move the cursor to an event",
         "点击或拖动，把光标移到某个事件",
     );
-    let resp = resp.on_hover_text(hint);
     let axis_w = 96.0;
     let area = Rect::from_min_max(
         pos2(rect.left() + axis_w, rect.top() + 4.0),
@@ -310,6 +317,18 @@ fn plot(
     let span = (end - start) as f32;
     let x_of = |event: usize| area.left() + ((event - start) as f32 + 0.5) / span * area.width();
     let cw = area.width() / cols.len().max(1) as f32;
+    let hovered = act.and_then(|a| {
+        super::snapshot_active::paint(
+            ui,
+            &painter,
+            area,
+            (t, a, frames),
+            cols,
+            &y,
+            resp.hover_pos(),
+        )
+    });
+    let resp = resp.on_hover_text(hovered.unwrap_or_else(|| hint.to_owned()));
     // One polyline per series that runs down and up each column's min–max: peaks stay visible
     // and steps between columns stay connected.
     for (which, colour) in [(0, RESERVED), (1, LIVE)] {
@@ -387,6 +406,14 @@ fn legend(ui: &mut egui::Ui, (events, columns): (usize, usize)) {
             "live requested bytes (alloc − free_completed)",
             "存活的请求字节（alloc − free_completed）",
         ));
+        ui.label(
+            egui::RichText::new(tr(
+                ui,
+                "· under it, the largest live allocations stacked, coloured by the user frame that made them (the rest in grey; hover for size and stack)",
+                "· 下面按分配它们的用户栈帧着色，叠放最大的那些存活分配（其余为灰色；悬停可看大小和调用栈）",
+            ))
+            .small(),
+        );
         let per = events as f64 / columns.max(1) as f64;
         let note = if per > 1.0 {
             crate::trf!(
@@ -414,7 +441,7 @@ fn swatch(ui: &mut egui::Ui, c: Color32) {
     ui.painter().rect_filled(r, 2.0, c);
 }
 
-fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize) {
+fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize, frames: &FrameTable) {
     let Some(e) = t.events.get(pos) else {
         return;
     };
@@ -433,6 +460,10 @@ fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize) {
         ))
         .strong(),
     );
+    if !figure_mode(ui.ctx()) || e.frames != warpscope_core::memory::frames::NO_FRAMES {
+        ui.label(egui::RichText::new(tr(ui, "Its stack:", "它的调用栈：")).small());
+        super::snapshot_frames::stack_ui(ui, frames, e.frames, "event");
+    }
     let lo = pos.saturating_sub(4);
     let hi = (pos + 5).min(t.events.len());
     egui::Grid::new("snapshot-events")

@@ -1,9 +1,10 @@
-//! `malloc` (rules 1–7 in order: round, pick the pool, best fit, else a new segment, else
-//! release the cache and retry, split what is left over) and `free` (merge with free
-//! neighbours).
+//! `malloc` (rules 1–7 in order: round, pick the pool, best fit, else — after garbage collection
+//! when it is on — a new segment, else release the oversize cached blocks and retry, else
+//! release the cache and retry, split what is left over; `malloc` of
+//! `CUDACachingAllocator.cpp`) and `free` (merge with free neighbours).
 
-use super::rules::{pool_of, round_size, segment_size, should_split};
-use super::{Allocation, Block, CachingAllocator, OutOfMemory, Served};
+use super::rules::{pool_of, segment_size};
+use super::{Allocation, Block, CachingAllocator, OutOfMemory, Pool, Served};
 
 impl CachingAllocator {
     /// Allocates `size` bytes on `stream` by rules 1–7.
@@ -12,36 +13,50 @@ impl CachingAllocator {
     /// [`OutOfMemory`] when no cached block fits and no segment fits under the capacity even
     /// after the cache is released.
     pub fn malloc(&mut self, size: u64, stream: u64) -> Result<Allocation, OutOfMemory> {
-        let rounded = round_size(size);
+        let rounded = self.config.round(size);
         let pool = pool_of(rounded);
-        let (block, served) = match self.best_fit(rounded, pool, stream) {
+        if pool == Pool::Large && self.gc_enabled() {
+            self.free_calls += 1;
+        }
+        let (block, served) = match self.get_free_block(rounded, pool, stream) {
             Some(b) => {
                 self.remove_free(b);
                 (b, Served::Reused)
             }
             None => {
+                if self.gc_enabled() {
+                    self.garbage_collect();
+                }
                 let seg = segment_size(rounded);
-                match self.new_segment(seg, pool, stream) {
-                    Some(b) => (b, Served::NewSegment),
-                    None => {
-                        self.empty_cache();
-                        match self.new_segment(seg, pool, stream) {
-                            Some(b) => (b, Served::NewSegmentAfterRelease),
-                            None => {
-                                return Err(OutOfMemory {
-                                    requested: size,
-                                    segment: seg,
-                                    reserved: self.reserved,
-                                    capacity: self.capacity,
-                                });
-                            }
+                if let Some(b) = self.alloc_block(rounded, seg, pool, stream) {
+                    (b, Served::NewSegment)
+                } else if let Some(b) = self
+                    .release_available(rounded, stream)
+                    .then(|| self.alloc_block(rounded, seg, pool, stream))
+                    .flatten()
+                {
+                    (b, Served::NewSegmentAfterRelease)
+                } else {
+                    self.empty_cache();
+                    match self.alloc_block(rounded, seg, pool, stream) {
+                        Some(b) => (b, Served::NewSegmentAfterRelease),
+                        None => {
+                            return Err(OutOfMemory {
+                                requested: size,
+                                segment: seg,
+                                reserved: self.reserved,
+                                capacity: self.capacity,
+                            });
                         }
                     }
                 }
             }
         };
         let mut served = served;
-        if should_split(self.blocks[block].size, rounded, pool) {
+        if self
+            .config
+            .should_split(self.blocks[block].size, rounded, pool == Pool::Small)
+        {
             let b = self.blocks[block].clone();
             let rest = self.new_block(Block {
                 segment: b.segment,
@@ -52,6 +67,7 @@ impl CachingAllocator {
                 prev: Some(block),
                 next: b.next,
                 live: true,
+                freed_at: 0,
             });
             if let Some(n) = b.next {
                 self.blocks[n].prev = Some(rest);

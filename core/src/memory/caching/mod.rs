@@ -1,6 +1,7 @@
 //! A simulator of PyTorch's CUDA caching allocator, rule for rule from
-//! `c10/cuda/CUDACachingAllocator.cpp` (default settings: no `max_split_size_mb`, no
-//! `roundup_power2_divisions`, no expandable segments, no garbage collection threshold): blocks
+//! `c10/cuda/CUDACachingAllocator.cpp` (by default with PyTorch's default settings: no
+//! `max_split_size_mb`, no `roundup_power2_divisions`, no expandable segments, no garbage
+//! collection threshold; [`AllocatorConfig`] changes them, `config` says how): blocks
 //! carved out of segments (one `cudaMalloc` each), two pools of free blocks per stream, and the
 //! rules that pick, split, merge and release them. Scene `memory-allocator`
 //! ([`super::allocator`]) feeds it a training workload; [`super::snapshot`] replays a recorded
@@ -27,16 +28,22 @@
 //! *cached free* = reserved − allocated. All sizes here are bytes unless a name ends in `_mib`
 //! (MiB = 2²⁰ bytes).
 //!
-//! Layout: `rules` (the constants and rules 1, 2, 3 and 5 as functions), `pools` (the free
+//! Layout: `rules` (the constants and rules 1, 2, 3 and 5 as functions), `config` (the settings
+//! and the rules they change), `expandable` (expandable segments, garbage collection, releasing
+//! oversize blocks), `pools` (the free
 //! lists and rule 4's best fit), `segments` (blocks and segments: creating, merging,
 //! releasing), `malloc` (rules 1–7 put together, and `free`), `views` (copies of the segment map
 //! for display) and `check` (the invariants).
 
 mod check;
+mod config;
+mod expandable;
 mod malloc;
 mod pools;
 mod rules;
 mod segments;
+#[cfg(test)]
+mod settings_tests;
 #[cfg(test)]
 mod tests;
 mod views;
@@ -45,6 +52,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+pub use config::{AllocatorConfig, ROUNDUP_INTERVALS, next_division};
 pub use rules::{
     LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, Pool, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
     pool_of, round_size, segment_size, should_split,
@@ -90,6 +98,9 @@ struct Block {
     prev: Option<usize>,
     next: Option<usize>,
     live: bool,
+    /// The large pool's `get_free_block` count when the block was last put in a free list
+    /// (its age for garbage collection: `gc_count`).
+    freed_at: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -103,6 +114,8 @@ struct Segment {
     /// Bumped whenever one of its blocks changes (malloc, free): a copy of the segment's map
     /// taken at the same version is still exact.
     version: u64,
+    /// An expandable segment: its size is the part of its virtual range mapped so far.
+    expandable: bool,
 }
 
 /// The simulated allocator (one device).
@@ -121,6 +134,11 @@ pub struct CachingAllocator {
     pub segments_created: u64,
     /// Segments released by `release_cached_blocks`.
     pub segments_released: u64,
+    /// Page ranges mapped into expandable segments so far (`segment_map` events).
+    pub segment_maps: u64,
+    config: AllocatorConfig,
+    /// `get_free_block` calls on the large pool (ages for garbage collection).
+    free_calls: u64,
 }
 
 /// Why a request failed.
@@ -147,8 +165,15 @@ impl std::fmt::Display for OutOfMemory {
 }
 
 impl CachingAllocator {
-    /// An empty allocator on a device of `capacity` bytes.
+    /// An empty allocator on a device of `capacity` bytes, with PyTorch's default settings.
     pub fn new(capacity: u64) -> Self {
+        Self::with_config(capacity, AllocatorConfig::default())
+    }
+
+    /// An empty allocator on a device of `capacity` bytes (`u64::MAX`: no limit — a finite one
+    /// stands for `set_per_process_memory_fraction`, which garbage collection needs) with
+    /// `config`.
+    pub fn with_config(capacity: u64, config: AllocatorConfig) -> Self {
         CachingAllocator {
             capacity,
             blocks: Vec::new(),
@@ -162,7 +187,15 @@ impl CachingAllocator {
             requested: 0,
             segments_created: 0,
             segments_released: 0,
+            segment_maps: 0,
+            config,
+            free_calls: 0,
         }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &AllocatorConfig {
+        &self.config
     }
 
     /// Σ segment sizes (bytes).

@@ -17,6 +17,7 @@ impl CachingAllocator {
     }
 
     pub(super) fn insert_free(&mut self, i: usize) {
+        self.blocks[i].freed_at = self.free_calls;
         let pool = self.segments[self.blocks[i].segment].pool;
         let k = self.key(i);
         self.free[Self::pool_index(pool)].insert(k);
@@ -35,5 +36,21 @@ impl CachingAllocator {
             .next()
             .filter(|k| k.0 == stream)
             .map(|k| k.3)
+    }
+
+    /// Rule 4 with `max_split_size` (`get_free_block`): the best fit, except that a request
+    /// under `max_split_size` takes no block of at least that size, and a request of at least
+    /// that size no block `kLargeBuffer` (20 MiB) or more larger than itself.
+    pub(super) fn get_free_block(&self, rounded: u64, pool: Pool, stream: u64) -> Option<usize> {
+        let b = self.best_fit(rounded, pool, stream)?;
+        let size = self.blocks[b].size;
+        let max_split = self.config.max_split_size;
+        if rounded < max_split && size >= max_split {
+            return None;
+        }
+        if rounded >= max_split && size >= rounded.saturating_add(super::rules::LARGE_BUFFER) {
+            return None;
+        }
+        Some(b)
     }
 }

@@ -38,6 +38,7 @@ impl CachingAllocator {
             prev: None,
             next: None,
             live: true,
+            freed_at: 0,
         });
         self.segments.push(Segment {
             address,
@@ -47,6 +48,7 @@ impl CachingAllocator {
             first: b,
             live: true,
             version: 0,
+            expandable: false,
         });
         self.reserved += size;
         self.segments_created += 1;
@@ -66,7 +68,8 @@ impl CachingAllocator {
     }
 
     /// `release_cached_blocks` (`torch.cuda.empty_cache()`): frees every segment that is one whole
-    /// free block. Returns the bytes released.
+    /// free block, and unmaps the free pages at the end of every expandable segment. Returns
+    /// the bytes released.
     pub fn empty_cache(&mut self) -> u64 {
         let mut released = 0;
         for s in 0..self.segments.len() {
@@ -74,20 +77,32 @@ impl CachingAllocator {
             if !seg.live {
                 continue;
             }
-            let b = &self.blocks[seg.first];
-            if !b.allocated && b.prev.is_none() && b.next.is_none() {
-                let first = seg.first;
-                let size = seg.size;
-                self.remove_free(first);
-                self.blocks[first].live = false;
-                self.recycled.push(first);
-                self.segments[s].live = false;
-                self.reserved -= size;
-                self.segments_released += 1;
-                released += size;
+            if seg.expandable {
+                released += self.unmap_tail(s);
+                continue;
             }
+            released += self.release_whole(seg.first);
         }
         released
+    }
+
+    /// Releases the segment of block `first` if the block is the whole (non-expandable)
+    /// segment and free (`release_block`); returns the bytes released.
+    pub(super) fn release_whole(&mut self, first: usize) -> u64 {
+        let b = &self.blocks[first];
+        let s = b.segment;
+        let seg = &self.segments[s];
+        if b.allocated || b.prev.is_some() || b.next.is_some() || !seg.live || seg.expandable {
+            return 0;
+        }
+        let size = seg.size;
+        self.remove_free(first);
+        self.blocks[first].live = false;
+        self.recycled.push(first);
+        self.segments[s].live = false;
+        self.reserved -= size;
+        self.segments_released += 1;
+        size
     }
 
     /// Releases one whole-free segment of exactly `size` bytes on `stream` (what a recorded
@@ -104,7 +119,10 @@ impl CachingAllocator {
             .map(|k| k.3)
             .filter(|&i| {
                 let b = &self.blocks[i];
-                b.prev.is_none() && b.next.is_none() && self.segments[b.segment].size == size
+                b.prev.is_none()
+                    && b.next.is_none()
+                    && self.segments[b.segment].size == size
+                    && !self.segments[b.segment].expandable
             })
             .map(|i| self.blocks[i].segment)
             .min();

@@ -69,6 +69,10 @@ pub struct StateBlock {
     /// from the file. Omitted from the JSON when false.
     #[serde(skip_serializing_if = "is_false")]
     pub estimated: bool,
+    /// Its stack frames: a list id in [`Snapshot::frames`] (the file's block's, or the trace
+    /// event's that put it back; [`crate::memory::frames::NO_FRAMES`] for a free block).
+    #[serde(skip)]
+    pub frames: u32,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -100,6 +104,12 @@ pub struct StateAt {
     pub addr: Option<u64>,
     /// Its `size` (bytes).
     pub size: u64,
+    /// Its stack frames, innermost first (filled from [`Snapshot::frames`] by
+    /// [`History::at_with_frames`]; empty from [`History::at`]).
+    pub frames: Vec<crate::memory::frames::Frame>,
+    /// Its frame-list id in [`Snapshot::frames`].
+    #[serde(skip)]
+    pub frames_list: u32,
     /// Σ segment sizes (bytes).
     pub reserved_bytes: u64,
     /// Σ `active_allocated` block sizes (bytes) — what a segment's `allocated_size` counts
@@ -163,6 +173,7 @@ struct Ev {
     op: Op,
     addr: Option<u64>,
     size: u64,
+    frames: u32,
 }
 
 /// Address, then a counter that keeps two entries at one address (a malformed file) apart.
@@ -174,6 +185,7 @@ struct Blk {
     requested: u64,
     state: BlockState,
     estimated: bool,
+    frames: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -194,6 +206,7 @@ fn free_block(size: u64) -> Blk {
         requested: 0,
         state: BlockState::Inactive,
         estimated: false,
+        frames: crate::memory::frames::NO_FRAMES,
     }
 }
 
@@ -268,6 +281,7 @@ impl DevState {
                         requested: b.requested_size,
                         state: b.state.clone(),
                         estimated: false,
+                        frames: b.frames,
                     },
                 );
             }
@@ -310,7 +324,7 @@ impl DevState {
         match e.op {
             Op::Alloc => self.undo_alloc(need(e.addr)?),
             Op::FreeRequested => self.undo_free_requested(need(e.addr)?),
-            Op::FreeCompleted => self.undo_free_completed(need(e.addr)?, e.size),
+            Op::FreeCompleted => self.undo_free_completed(need(e.addr)?, e.size, e.frames),
             Op::SegmentAlloc => self.undo_segment_alloc(need(e.addr)?, e.size),
             Op::SegmentFree => self.undo_segment_free(need(e.addr)?, e.size, false),
             Op::SegmentMap => self.undo_segment_map(need(e.addr)?, e.size),
@@ -350,7 +364,7 @@ impl DevState {
         Ok(())
     }
 
-    fn undo_free_completed(&mut self, addr: u64, requested: u64) -> Result<(), Why> {
+    fn undo_free_completed(&mut self, addr: u64, requested: u64, frames: u32) -> Result<(), Why> {
         let sk = self.seg_containing(addr).ok_or(Why::NoFreeSpace)?;
         let seg = self.segs.get_mut(&sk).ok_or(Why::NoFreeSpace)?;
         let seg_end = sk.0.saturating_add(seg.size);
@@ -410,6 +424,7 @@ impl DevState {
                 requested,
                 state: BlockState::ActivePendingFree,
                 estimated: true,
+                frames,
             },
         );
         if split_from.is_some() && addr + size < run_end {
@@ -568,6 +583,7 @@ impl DevState {
                         state: b.state.clone(),
                         requested_size: b.requested,
                         estimated: b.estimated,
+                        frames: b.frames,
                     })
                     .collect(),
             })
@@ -697,6 +713,7 @@ impl History {
                 op: Op::parse(&e.action),
                 addr: e.addr,
                 size: e.size,
+                frames: e.frames,
             })
             .collect();
         let n = events.len();
@@ -798,11 +815,24 @@ impl History {
             action: ev.map_or("none", |e| e.op.name()),
             addr: ev.and_then(|e| e.addr),
             size: ev.map_or(0, |e| e.size),
+            frames: Vec::new(),
+            frames_list: ev.map_or(crate::memory::frames::NO_FRAMES, |e| e.frames),
             reserved_bytes: reserved,
             allocated_bytes: allocated,
             requested_bytes: self.requested.get(index).copied().unwrap_or(0),
             segments,
         }
+    }
+
+    /// [`History::at`] with the event's frames resolved from `table` (the snapshot's).
+    pub fn at_with_frames(
+        &self,
+        event: usize,
+        table: &crate::memory::frames::FrameTable,
+    ) -> StateAt {
+        let mut at = self.at(event);
+        at.frames = table.frames(at.frames_list);
+        at
     }
 
     /// Events between two checkpoints (the most a call to [`History::at`] undoes).

@@ -19,6 +19,7 @@ fn ev(action: &str, addr: u64, size: u64) -> TraceEvent {
         size,
         stream: 0,
         device_free: None,
+        frames: 0,
     }
 }
 
@@ -28,6 +29,7 @@ fn blk(address: u64, size: u64, requested_size: u64, state: BlockState) -> SnapB
         size,
         requested_size,
         state,
+        frames: 0,
     }
 }
 
@@ -60,6 +62,7 @@ fn snap(segments: Vec<SnapSegment>, trace: Vec<TraceEvent>) -> Snapshot {
         segments,
         device_traces: vec![trace],
         allocator_settings: BTreeMap::new(),
+        frames: Default::default(),
     }
 }
 

@@ -8,7 +8,8 @@
 //! imports or calls and bounds sizes, nesting and counts before the data is decoded — by
 //! [`super::unpickle`], which skips every `frames` value (most of a large file), or by
 //! `serde-pickle` for anything that fast path declines.
-//! Files above [`MAX_FILE_BYTES`] are refused before they are read.
+//! Files are memory-mapped, not copied; a file is refused before decoding only when
+//! [`MEMORY_PER_FILE_BYTE`] × its size exceeds the memory available, with both numbers.
 //!
 //! Handled layouts: a dict with `segments` (and `device_traces`, `allocator_settings`,
 //! `external_annotations`) or a bare list of segments (`torch.cuda.memory_snapshot()`); blocks
@@ -51,6 +52,9 @@ mod replay;
 mod synthetic;
 #[cfg(test)]
 mod tests;
+pub mod whatif;
+#[cfg(test)]
+mod whatif_tests;
 
 use crate::text::Text;
 use std::collections::BTreeMap;
@@ -67,9 +71,14 @@ pub use read::{parse, read_file};
 pub use replay::{Replay, replay};
 #[doc(hidden)]
 pub use synthetic::synthetic;
+pub use whatif::{WhatIf, WhatIfParams, WhatIfSettings};
 
-/// Largest snapshot file read (bytes, 1 GiB); larger files are refused before reading.
-pub const MAX_FILE_BYTES: u64 = 1 << 30;
+/// Memory a read needs, per byte of file (bytes): the decoder's arena of nodes, the values it
+/// expands and the summaries built from them. Measured on the benchmark's files in PyTorch's
+/// layout (`BENCHMARKS.md`: 18 × the file's size at its peak, for 250,000 and 2,000,000
+/// events), with a little headroom; a file whose estimate exceeds the memory available is
+/// refused before decoding.
+pub const MEMORY_PER_FILE_BYTE: u64 = 20;
 /// Most segments accepted.
 pub const MAX_SEGMENTS: usize = 1 << 20;
 /// Most blocks accepted (all segments together).
@@ -97,6 +106,46 @@ const PARAMS: &[ParamSpec] = &[
         -1,
         MAX_EVENT_PARAM,
         -1,
+    ),
+    ParamSpec::choice(
+        "expandable_segments",
+        "what-if: expandable_segments (file: as the file records)",
+        "假设：expandable_segments（file：按文件记录的）",
+        &["file", "on", "off"],
+        "file",
+    ),
+    ParamSpec::int(
+        "max_split_size_mb",
+        "what-if: max_split_size_mb (-1: the file's, 0: unlimited; MiB, > 20)",
+        "假设：max_split_size_mb（-1：按文件，0：不限；MiB，须 > 20）",
+        -1,
+        whatif::MAX_MIB,
+        -1,
+    ),
+    ParamSpec::int(
+        "roundup_power2_divisions",
+        "what-if: roundup_power2_divisions (-1: the file's, 0: off; a power of two)",
+        "假设：roundup_power2_divisions（-1：按文件，0：关；2 的幂）",
+        -1,
+        1024,
+        -1,
+    ),
+    ParamSpec::float(
+        "garbage_collection_threshold",
+        "what-if: garbage_collection_threshold (-1: the file's, 0: off; needs a memory limit)",
+        "假设：garbage_collection_threshold（-1：按文件，0：关；需要显存上限）",
+        -1.0,
+        1.0,
+        -1.0,
+    )
+    .open_max(),
+    ParamSpec::int(
+        "device_memory_mib",
+        "what-if: device memory limit (MiB; 0: none)",
+        "假设：设备显存上限（MiB；0：不限）",
+        0,
+        whatif::MAX_MIB,
+        0,
     ),
 ];
 
@@ -144,6 +193,9 @@ pub struct SnapBlock {
     pub requested_size: u64,
     /// State.
     pub state: BlockState,
+    /// Its stack frames: a list id in [`Snapshot::frames`] (`frames`, or for PyTorch ≤ 2.0 the
+    /// last entry of `history`; [`crate::memory::frames::NO_FRAMES`] when the file has none).
+    pub frames: u32,
 }
 
 /// A snapshot segment (one `cudaMalloc`, or an expandable segment).
@@ -186,6 +238,8 @@ pub struct TraceEvent {
     pub stream: u64,
     /// `device_free` (bytes; `oom` events only).
     pub device_free: Option<u64>,
+    /// Its stack frames: a list id in [`Snapshot::frames`].
+    pub frames: u32,
 }
 
 /// A decoded snapshot.
@@ -203,6 +257,9 @@ pub struct Snapshot {
     pub device_traces: Vec<Vec<TraceEvent>>,
     /// Scalar entries of `allocator_settings`, rendered as text.
     pub allocator_settings: BTreeMap<String, String>,
+    /// Every distinct stack frame and frame list of the blocks and events, once.
+    #[serde(skip)]
+    pub frames: crate::memory::frames::FrameTable,
 }
 
 /// Progress units of reading and replaying one snapshot ([`crate::progress`]): the opcode guard
@@ -297,6 +354,19 @@ pub struct Analysis {
 /// is not -1 for a file without trace events); [`Error::Cancelled`] when the progress scope is
 /// cancelled.
 pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error> {
+    analyse_with(label, s, event, &WhatIfParams::default())
+}
+
+/// [`analyse`] with the what-if replay under `whatif` ([`whatif::whatif`]).
+///
+/// # Errors
+/// As [`analyse`].
+pub fn analyse_with(
+    label: &str,
+    s: &Snapshot,
+    event: i64,
+    whatif: &WhatIfParams,
+) -> Result<Analysis, Error> {
     let devices: Vec<usize> = (0..s.device_traces.len())
         .filter(|&d| s.device_traces.get(d).is_some_and(|t| !t.is_empty()))
         .collect();
@@ -349,11 +419,12 @@ pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error>
         histories.push(History::file_state(s, device));
     }
     let at_event = match (chosen, histories.first()) {
-        (Some(i), Some(h)) => Some(h.at(i)),
+        (Some(i), Some(h)) => Some(h.at_with_frames(i, &s.frames)),
         _ => None,
     };
     let mut output = output::summarise_with(label, s, w);
     output.at_event = at_event;
+    output.whatif = Some(whatif::whatif(s, whatif)?);
     Ok(Analysis {
         output,
         timelines,
@@ -431,8 +502,20 @@ pub fn run_path(path: &str) -> Result<SnapshotOutput, Error> {
 /// # Errors
 /// As [`run_path`], and as [`analyse`] for an `event` past the trace's end.
 pub fn run_path_at(path: &str, event: i64) -> Result<SnapshotOutput, Error> {
+    run_path_with(path, event, &WhatIfParams::default())
+}
+
+/// [`run_path_at`] with the what-if replay under `whatif`.
+///
+/// # Errors
+/// As [`run_path_at`].
+pub fn run_path_with(
+    path: &str,
+    event: i64,
+    whatif: &WhatIfParams,
+) -> Result<SnapshotOutput, Error> {
     let (label, s) = open(path)?;
-    let out = analyse(&label, &s, event)?.output;
+    let out = analyse_with(&label, &s, event, whatif)?.output;
     // A replay cut short by a cancel is never returned.
     crate::progress::report(PROGRESS_TOTAL, PROGRESS_TOTAL)?;
     Ok(out)
@@ -443,5 +526,6 @@ pub fn run_path_at(path: &str, event: i64) -> Result<SnapshotOutput, Error> {
 /// # Errors
 /// As [`run_path_at`].
 pub fn run(v: &ParamValues) -> Result<SnapshotOutput, Error> {
-    run_path_at(v.text("path")?, v.int("event")?)
+    let whatif = WhatIfParams::from_values(v)?;
+    run_path_with(v.text("path")?, v.int("event")?, &whatif)
 }

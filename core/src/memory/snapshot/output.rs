@@ -105,6 +105,9 @@ pub struct SnapshotOutput {
     /// last by default) of the first device with a trace ([`super::history`]); `null` for a
     /// file without trace events.
     pub at_event: Option<StateAt>,
+    /// The trace replayed under the scene's allocator settings, each defaulting to the file's
+    /// ([`super::whatif`]); `null` only from [`summarise`].
+    pub whatif: Option<super::whatif::WhatIf>,
     /// What is wrong with a file that decodes: blocks larger than or outside their segment,
     /// overlapping blocks or segments, sums past 2⁶⁴ − 1 bytes, a trace that disagrees with the
     /// segments ([`super::check`]). Empty for a clean file.
@@ -202,6 +205,7 @@ pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotO
             })
             .collect(),
         at_event: None,
+        whatif: None,
         warnings,
         warnings_zh,
     }

@@ -8,11 +8,12 @@ use std::collections::BTreeMap;
 use serde_pickle::{HashableValue, Value};
 
 use super::{
-    BlockState, MAX_BLOCKS, MAX_FILE_BYTES, MAX_SEGMENTS, MAX_TRACE_EVENTS, PROGRESS_CHECKED,
+    BlockState, MAX_BLOCKS, MAX_SEGMENTS, MAX_TRACE_EVENTS, MEMORY_PER_FILE_BYTE, PROGRESS_CHECKED,
     PROGRESS_DECODED, PROGRESS_EVERY, PROGRESS_EXTRACTED, PROGRESS_TOTAL, SnapBlock, SnapSegment,
     Snapshot, TraceEvent, report_events,
 };
 use crate::Error;
+use crate::memory::frames::{FrameTable, NO_FRAMES};
 use crate::memory::pickle;
 
 pub(super) fn key(k: &str) -> HashableValue {
@@ -103,13 +104,23 @@ fn opt_u64(d: &BTreeMap<HashableValue, Value>, k: &str) -> u64 {
     field(d, k).and_then(as_u64).unwrap_or(0)
 }
 
-/// Reads a snapshot file (at most [`MAX_FILE_BYTES`]).
+/// Reads a snapshot file: memory-mapped ([`crate::input::map_regular`]), refused before decoding
+/// when [`MEMORY_PER_FILE_BYTE`] × its size exceeds the memory available.
 ///
 /// # Errors
 /// [`Error::BadInput`] for an unreadable, oversized, malformed or unsafe file.
 pub fn read_file(path: &str) -> Result<Snapshot, Error> {
     // Type and size are checked before the file is opened: a FIFO or a device never blocks.
-    let bytes = crate::input::read_regular(std::path::Path::new(path), MAX_FILE_BYTES, "snapshot")?;
+    let bytes = crate::input::map_regular(std::path::Path::new(path), "snapshot")?;
+    let need = (bytes.len() as u64).saturating_mul(MEMORY_PER_FILE_BYTE);
+    if let Some(available) = crate::input::memory_available()
+        && need > available
+    {
+        return Err(Error::BadInput(format!(
+            "snapshot `{path}`: {} bytes; reading it needs about {need} bytes of memory ({MEMORY_PER_FILE_BYTE} per byte of file), and {available} are available",
+            bytes.len()
+        )));
+    }
     parse(&bytes).map_err(|e| match e {
         Error::BadInput(m) => Error::BadInput(format!("snapshot `{path}`: {m}")),
         other => other,
@@ -125,7 +136,8 @@ pub fn read_file(path: &str) -> Result<Snapshot, Error> {
 /// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     crate::progress::report(0, PROGRESS_TOTAL)?;
-    let summary = pickle::check(bytes)?;
+    // The expansion limit applies to serde-pickle's copies; the fast path bounds its own.
+    let summary = pickle::check_opcodes(bytes)?;
     crate::progress::report(PROGRESS_CHECKED, PROGRESS_TOTAL)?;
     // serde-pickle 1.2 counts memo references per occurrence in the stream, but expands a shared
     // container once per reference; a reference nested inside a shared container (PyTorch shares
@@ -136,7 +148,7 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     // The fast path skips the `frames` of every block and event (most of a large file); it
     // declines anything it does not handle exactly, and serde-pickle decodes that instead.
     let mut cancelled = false;
-    let fast = crate::memory::unpickle::decode_without_frames(bytes, &mut |at| {
+    let fast = crate::memory::unpickle::decode(bytes, &mut |at| {
         let done = PROGRESS_CHECKED
             + (PROGRESS_DECODED - PROGRESS_CHECKED) * at as u64 / bytes.len().max(1) as u64;
         cancelled = crate::progress::report(done, PROGRESS_TOTAL).is_err();
@@ -145,23 +157,42 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     if cancelled {
         return Err(Error::Cancelled);
     }
-    let value = match fast {
-        Some(v) => v,
+    let (value, frames, ids) = match fast {
+        Some(d) => (d.value, d.frames, FrameIds::Fast),
         None => {
+            pickle::refuse_expansion(&summary)?;
             let options = serde_pickle::DeOptions::new().replace_recursive_structures();
-            serde_pickle::value_from_slice(bytes, options).map_err(|e| {
+            let v = serde_pickle::value_from_slice(bytes, options).map_err(|e| {
                 Error::BadInput(format!(
                     "not a readable pickle: {}",
                     crate::error::shorten(&e.to_string())
                 ))
-            })?
+            })?;
+            (v, FrameTable::default(), FrameIds::Values)
         }
     };
-    let out = extract(&value, summary.protocol);
+    let mut frames = frames;
+    let out = extract(&value, summary.protocol, &mut frames, ids).map(|mut s| {
+        s.frames = frames;
+        s
+    });
     if out == Err(Error::Cancelled) && bytes.len() >= BACKGROUND_DROP_BYTES {
         drop_in_background(value);
     }
     out
+}
+
+/// [`parse`] through `serde-pickle` only (the fallback), for tests comparing both paths.
+#[cfg(test)]
+pub(super) fn parse_with_serde_pickle(bytes: &[u8]) -> Result<Snapshot, Error> {
+    let summary = pickle::check(bytes)?;
+    let options = serde_pickle::DeOptions::new().replace_recursive_structures();
+    let v = serde_pickle::value_from_slice(bytes, options)
+        .map_err(|e| Error::BadInput(e.to_string()))?;
+    let mut frames = FrameTable::default();
+    let mut s = extract(&v, summary.protocol, &mut frames, FrameIds::Values)?;
+    s.frames = frames;
+    Ok(s)
 }
 
 /// Files at least this large have their decoded value freed on another thread when cancelled.
@@ -179,8 +210,45 @@ fn drop_in_background(v: Value) {
         .spawn(move || drop(v));
 }
 
+/// How the decoded value holds `frames`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FrameIds {
+    /// The fast path's: an integer is a list id in the table it filled, a list was not
+    /// interned (something other than plain frame dicts).
+    Fast,
+    /// `serde-pickle`'s: lists, interned here.
+    Values,
+}
+
+/// The frame-list id of dict `d`'s `frames` (for PyTorch ≤ 2.0 blocks, of the last entry of its
+/// `history`); [`NO_FRAMES`] when absent or not frames.
+fn frames_of(d: &BTreeMap<HashableValue, Value>, table: &mut FrameTable, ids: FrameIds) -> u32 {
+    let v = match field(d, "frames") {
+        Some(v) => v,
+        None => match field(d, "history")
+            .and_then(as_list)
+            .and_then(<[Value]>::last)
+        {
+            Some(Value::Dict(h)) => return frames_of(h, table, ids),
+            _ => return NO_FRAMES,
+        },
+    };
+    match (v, ids) {
+        (Value::I64(id), FrameIds::Fast) => u32::try_from(*id)
+            .ok()
+            .filter(|&id| (id as usize) < table.lists())
+            .unwrap_or(NO_FRAMES),
+        (v, _) => table.intern_value(v),
+    }
+}
+
 /// The snapshot's fields from the decoded pickle.
-fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
+fn extract(
+    value: &Value,
+    protocol: u8,
+    table: &mut FrameTable,
+    ids: FrameIds,
+) -> Result<Snapshot, Error> {
     crate::progress::report(PROGRESS_DECODED, PROGRESS_TOTAL)?;
     let (layout, segs_v, traces_v, settings_v) = match value {
         Value::Dict(d) => (
@@ -256,6 +324,7 @@ fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
                 size,
                 requested_size: opt_u64(b, "requested_size"),
                 state,
+                frames: frames_of(b, table, ids),
             });
         }
         let allocated_size = match field(d, "allocated_size") {
@@ -333,6 +402,7 @@ fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
                     size: event_u64(e, "size", &at)?.unwrap_or(0),
                     stream: opt_u64(e, "stream"),
                     device_free: field(e, "device_free").and_then(as_u64),
+                    frames: frames_of(e, table, ids),
                 });
             }
             device_traces.push(out);
@@ -348,6 +418,17 @@ fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
                     Value::Bool(b) => b.to_string(),
                     Value::String(s) => s.chars().take(200).collect(),
                     Value::None => "None".into(),
+                    // `roundup_power2_divisions`: {interval start in MiB: divisions}.
+                    Value::Dict(m) => m
+                        .iter()
+                        .take(64)
+                        .filter_map(|(k, v)| match (k, v) {
+                            (HashableValue::String(k), Value::I64(i)) => Some(format!("{k}:{i}")),
+                            (HashableValue::I64(k), Value::I64(i)) => Some(format!("{k}:{i}")),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join(","),
                     _ => continue,
                 };
                 allocator_settings.insert(k.chars().take(64).collect(), text);
@@ -361,5 +442,6 @@ fn extract(value: &Value, protocol: u8) -> Result<Snapshot, Error> {
         segments,
         device_traces,
         allocator_settings,
+        frames: FrameTable::default(),
     })
 }

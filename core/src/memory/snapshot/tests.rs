@@ -182,6 +182,7 @@ fn bare_list_and_protocol_5_and_hand_made_trace() {
         size,
         stream: 0,
         device_free: None,
+        frames: 0,
     };
     const M: u64 = 1 << 20;
     let snap = Snapshot {
@@ -206,6 +207,7 @@ fn bare_list_and_protocol_5_and_hand_made_trace() {
                     size: total_size,
                     requested_size: 0,
                     state: BlockState::Inactive,
+                    frames: 0,
                 }],
             })
             .collect(),
@@ -223,9 +225,11 @@ fn bare_list_and_protocol_5_and_hand_made_trace() {
                 size: 0,
                 stream: 0,
                 device_free: Some(5),
+                frames: 0,
             },
         ]],
         allocator_settings: BTreeMap::new(),
+        frames: Default::default(),
     };
     let r = replay(&snap);
     assert_eq!(r.segments, vec![20 * M, 30 * M]);
@@ -244,4 +248,86 @@ fn synthetic_snapshot_reads_back_and_replays_from_empty() {
     assert!(o.trace_starts_empty, "{}", o.replay_note.en);
     assert_eq!(o.segments_match, Some(true), "{}", o.replay_note.en);
     assert_eq!(o.replay_reserved_final_bytes, o.reserved_bytes);
+}
+
+#[test]
+fn frames_are_kept_as_pythons_pickle_load_reads_them() {
+    // Figures from Python's own `pickle.load` of each file.
+    let s = read_file(&data("torch2.11-cs336-a2.pickle")).unwrap();
+    let trace = &s.device_traces[0];
+    assert_eq!(trace.len(), 5_163);
+    let e = &trace[100];
+    assert_eq!((e.action.as_str(), e.addr), ("alloc", Some(0xcdb9aec00)));
+    let f = s.frames.frames(e.frames);
+    assert_eq!(f.len(), 10);
+    assert_eq!((f[0].name.as_str(), f[0].line), ("forward", 101));
+    assert_eq!(
+        f[0].filename,
+        "D:\\Dev\\assignment2-systems\\cs336-basics\\cs336_basics\\model.py"
+    );
+    let top = s.frames.top_user_frame(e.frames).unwrap();
+    assert_eq!((top.name.as_str(), top.line), ("forward", 101));
+    // The last event, through the scene: `at_event.frames`.
+    let o = run_path(&data("torch2.11-cs336-a2.pickle")).unwrap();
+    let at = o.at_event.unwrap();
+    assert_eq!(at.action, "free_completed");
+    assert_eq!(at.frames.len(), 2);
+    assert_eq!(
+        (at.frames[0].name.as_str(), at.frames[0].line),
+        ("backward", 631)
+    );
+    assert_eq!(
+        (at.frames[1].name.as_str(), at.frames[1].line),
+        ("<module>", 73)
+    );
+    // Blocks: verl's first block has 174 frames, the last `_start` in `??`; 87,780 in all.
+    let s = read_file(&data("torch2.6-verl.pickle")).unwrap();
+    let b = &s.segments[0].blocks[0];
+    let f = s.frames.frames(b.frames);
+    assert_eq!(f.len(), 174);
+    assert_eq!(
+        (f[173].name.as_str(), f[173].filename.as_str(), f[173].line),
+        ("_start", "??", 0)
+    );
+    let total: usize = s
+        .segments
+        .iter()
+        .flat_map(|g| &g.blocks)
+        .map(|b| s.frames.len_of(b.frames))
+        .sum();
+    assert_eq!(total, 87_780);
+    // PyTorch 2.0: a block's frames are its last `history` entry's.
+    let s = read_file(&data("torch2.0-flexgen-opt1.3b.pickle")).unwrap();
+    let f = s.frames.frames(s.segments[0].blocks[0].frames);
+    assert_eq!(f.len(), 10);
+    assert_eq!((f[0].name.as_str(), f[0].line), ("decompress", 177));
+    assert_eq!(f[9].name, "_run_module_as_main");
+}
+
+#[test]
+fn the_serde_pickle_path_keeps_the_same_frames() {
+    // The fallback reads frames from serde-pickle's value; serde-pickle turns some shared lists,
+    // and some shared strings inside them, into `None` (read as no frames, `""`): everything
+    // it keeps equals the fast path's.
+    for name in ["torch2.11-cs336-a2.pickle", "torch2.11-mini-fixture.pickle"] {
+        let bytes = std::fs::read(data(name)).unwrap();
+        let fast = parse(&bytes).unwrap();
+        let slow = read::parse_with_serde_pickle(&bytes).unwrap();
+        let (mut same, mut lost) = (0, 0);
+        for (a, b) in fast.device_traces[0].iter().zip(&slow.device_traces[0]) {
+            let (fa, fb) = (fast.frames.frames(a.frames), slow.frames.frames(b.frames));
+            if fb.is_empty() && !fa.is_empty() {
+                lost += 1;
+                continue;
+            }
+            assert_eq!(fa.len(), fb.len(), "{name}");
+            for (x, y) in fa.iter().zip(&fb) {
+                assert!(y.line == 0 || x.line == y.line, "{name}");
+                assert!(y.name.is_empty() || x.name == y.name, "{name}");
+                assert!(y.filename.is_empty() || x.filename == y.filename, "{name}");
+            }
+            same += 1;
+        }
+        assert!(same > lost, "{name}: {same} kept, {lost} lost");
+    }
 }

@@ -1,0 +1,195 @@
+//! The what-if replay in the `memory-snapshot` view: the trace replayed under the scene's
+//! allocator settings ([`warpscope_core::memory::snapshot::whatif`]) beside the recorded run —
+//! reserved (peak and final), cached free at the end (what fragmentation and caching hold
+//! back), segments created and out-of-memory events, as bars and a table.
+
+use warpscope_core::memory::snapshot::{SnapshotOutput, WhatIf};
+
+use super::snapshot_timeline::SnapshotRun;
+use crate::i18n::tr;
+use crate::trf;
+use crate::widgets::{self, Bar, BarGroup, Scale, Series, mib_text};
+
+/// The recorded run's figures beside a what-if replay's.
+struct Figures {
+    reserved_peak: u64,
+    reserved_final: u64,
+    cached_free: u64,
+    segments: u64,
+    ooms: u64,
+}
+
+fn recorded(run: &SnapshotRun) -> Figures {
+    let o = &run.output;
+    let count = |a: &str| o.trace_actions.get(a).copied().unwrap_or(0) as u64;
+    Figures {
+        reserved_peak: run
+            .timelines
+            .iter()
+            .map(|t| t.peak_reserved())
+            .fold(0, u64::saturating_add)
+            .max(o.reserved_bytes),
+        reserved_final: o.reserved_bytes,
+        cached_free: o.reserved_bytes.saturating_sub(o.allocated_bytes),
+        segments: count("segment_alloc"),
+        ooms: count("oom"),
+    }
+}
+
+fn replayed(w: &WhatIf) -> Figures {
+    Figures {
+        reserved_peak: w.reserved_peak_bytes,
+        reserved_final: w.reserved_final_bytes,
+        cached_free: w.fragmentation_final_bytes,
+        segments: w.segments_created,
+        ooms: w.ooms,
+    }
+}
+
+/// The settings as one line.
+fn settings_line(ui: &egui::Ui, w: &WhatIf) -> String {
+    let s = &w.settings;
+    let divisions = match s.roundup_power2_divisions.iter().max() {
+        Some(&d) if d > 1 => {
+            if s.roundup_power2_divisions.iter().all(|&x| x == d) {
+                d.to_string()
+            } else {
+                tr(ui, "per interval", "分区间设置").to_owned()
+            }
+        }
+        _ => tr(ui, "off", "关").to_owned(),
+    };
+    let on_off = |b: bool| {
+        if b {
+            tr(ui, "on", "开")
+        } else {
+            tr(ui, "off", "关")
+        }
+    };
+    let from_file = if s.from_file.is_empty() {
+        String::new()
+    } else {
+        trf!(
+            ui,
+            "; from the file: {}",
+            "；取自文件：{}",
+            s.from_file.join(", ")
+        )
+    };
+    trf!(
+        ui,
+        "expandable_segments {} · max_split_size_mb {} · roundup_power2_divisions {} · garbage_collection_threshold {} · device memory {}{}",
+        "expandable_segments {} · max_split_size_mb {} · roundup_power2_divisions {} · garbage_collection_threshold {} · 设备显存 {}{}",
+        on_off(s.expandable_segments),
+        s.max_split_size_mb
+            .map_or_else(|| tr(ui, "unlimited", "不限").to_owned(), |m| m.to_string()),
+        divisions,
+        if s.garbage_collection_threshold > 0.0 {
+            s.garbage_collection_threshold.to_string()
+        } else {
+            tr(ui, "off", "关").to_owned()
+        },
+        s.device_memory_mib.map_or_else(
+            || tr(ui, "unlimited", "不限").to_owned(),
+            |m| format!("{m} MiB")
+        ),
+        from_file
+    )
+}
+
+/// Draws the what-if section (nothing for a file without a trace).
+pub fn show(ui: &mut egui::Ui, run: &SnapshotRun) {
+    let o: &SnapshotOutput = &run.output;
+    let Some(w) = o.whatif.as_ref() else {
+        return;
+    };
+    if o.trace_events == 0 {
+        return;
+    }
+    ui.label(
+        egui::RichText::new(tr(
+            ui,
+            "What-if: the trace replayed under other allocator settings",
+            "假设：换一组分配器设置重放轨迹",
+        ))
+        .strong(),
+    );
+    ui.add(egui::Label::new(egui::RichText::new(settings_line(ui, w)).small()).wrap());
+    let (rec, what) = (recorded(run), replayed(w));
+    let series = [
+        Series {
+            name: tr(ui, "recorded run (the file)", "录下的运行（文件）").to_owned(),
+            colour: widgets::GREY,
+        },
+        Series {
+            name: tr(ui, "what-if replay", "假设的重放").to_owned(),
+            colour: widgets::BLUE,
+        },
+    ];
+    let bar = |series: usize, bytes: u64| Bar {
+        series,
+        value: warpscope_core::memory::mib(bytes),
+        range: None,
+        text: mib_text(bytes),
+    };
+    let groups = [
+        (
+            tr(ui, "reserved, peak", "保留，峰值"),
+            rec.reserved_peak,
+            what.reserved_peak,
+        ),
+        (
+            tr(ui, "reserved, final", "保留，最终"),
+            rec.reserved_final,
+            what.reserved_final,
+        ),
+        (
+            tr(ui, "cached free at the end", "最终缓存中的空闲"),
+            rec.cached_free,
+            what.cached_free,
+        ),
+    ]
+    .map(|(name, a, b)| BarGroup {
+        name: name.to_owned(),
+        bars: vec![bar(0, a), bar(1, b)],
+    });
+    widgets::grouped_bars(ui, &groups, &series, Scale::Linear, "MiB");
+    egui::Grid::new("snapshot-whatif")
+        .num_columns(3)
+        .striped(true)
+        .show(ui, |ui| {
+            ui.label("");
+            ui.strong(tr(ui, "recorded", "录下的"));
+            ui.strong(tr(ui, "what-if", "假设"));
+            ui.end_row();
+            ui.label(tr(
+                ui,
+                "segments created (recorded: segment_alloc events)",
+                "新建的段（录下的：segment_alloc 事件）",
+            ));
+            ui.label(rec.segments.to_string());
+            ui.label(what.segments.to_string());
+            ui.end_row();
+            ui.label(tr(ui, "out of memory", "显存不足"));
+            ui.label(rec.ooms.to_string());
+            let text = what.ooms.to_string();
+            if what.ooms > 0 {
+                ui.colored_label(widgets::VERMILLION, text);
+            } else {
+                ui.label(text);
+            }
+            ui.end_row();
+        });
+    ui.add(
+        egui::Label::new(
+            egui::RichText::new(tr(
+                ui,
+                "The replay feeds the trace's alloc and free_completed events to the simulator; with the file's own settings its figures are the replay's below. An alloc that does not fit under the device limit even after the cache is freed counts as out of memory and is skipped. Garbage collection runs only under a device limit, as PyTorch collects only under a memory fraction.",
+                "重放把轨迹里的 alloc 和 free_completed 事件交给模拟器；用文件自己的设置时，数字与下面的重放相同。在设备上限下释放缓存后仍放不下的 alloc 记为显存不足并跳过。垃圾回收只在设了设备上限时运行，正如 PyTorch 只在设了显存比例时回收。",
+            ))
+            .small()
+            .italics(),
+        )
+        .wrap(),
+    );
+}

@@ -1,0 +1,171 @@
+//! Tests of the settings' rules (`config.rs`, `expandable.rs`) on hand-made request sequences,
+//! each figure worked out by hand from the rules of `c10/cuda/CUDACachingAllocator.cpp`, and
+//! each setting moving the result the way the source says it does.
+
+use super::*;
+use crate::memory::MIB;
+
+fn with(config: AllocatorConfig) -> CachingAllocator {
+    CachingAllocator::with_config(u64::MAX, config)
+}
+
+fn expandable() -> AllocatorConfig {
+    AllocatorConfig {
+        expandable_segments: true,
+        ..AllocatorConfig::default()
+    }
+}
+
+/// A 12 MiB, B 12 MiB, free both, C 24 MiB: with separate segments 12 + 12 + 24 MiB; with one
+/// expandable range, A maps a 20 MiB page, B needs 4 MiB past the free 8 MiB tail and maps one
+/// more page, the freed blocks merge into one 40 MiB block and C fits in it.
+#[test]
+fn expandable_segments_grow_one_range_in_20_mib_pages_and_merge_across_it() {
+    for (config, reserved, segments) in [
+        (AllocatorConfig::default(), 48 * MIB, 3),
+        (expandable(), 40 * MIB, 1),
+    ] {
+        let mut a = with(config);
+        let x = a.malloc(12 * MIB, 0).unwrap();
+        let y = a.malloc(12 * MIB, 0).unwrap();
+        a.free(x.block);
+        a.free(y.block);
+        let z = a.malloc(24 * MIB, 0).unwrap();
+        a.check().unwrap();
+        assert_eq!(a.reserved(), reserved);
+        assert_eq!(a.segments_created, segments);
+        assert_eq!(z.size, 24 * MIB);
+    }
+    let mut a = with(expandable());
+    a.malloc(12 * MIB, 0).unwrap();
+    a.malloc(12 * MIB, 0).unwrap();
+    assert_eq!(a.segment_maps, 2);
+    assert_eq!(a.segments()[0].size, 40 * MIB);
+}
+
+/// Small requests map 2 MiB pages of their own range: three 1 MiB blocks take two pages of one
+/// segment (separate segments: two 2 MiB segments); a second stream gets a range of its own.
+#[test]
+fn expandable_small_pool_maps_2_mib_pages_per_stream() {
+    let mut a = with(expandable());
+    for _ in 0..3 {
+        a.malloc(MIB, 0).unwrap();
+    }
+    assert_eq!((a.reserved(), a.segments_created), (4 * MIB, 1));
+    assert_eq!(a.segment_maps, 2);
+    a.malloc(MIB, 7).unwrap();
+    assert_eq!((a.reserved(), a.segments_created), (6 * MIB, 2));
+    let mut d = with(AllocatorConfig::default());
+    for _ in 0..3 {
+        d.malloc(MIB, 0).unwrap();
+    }
+    assert_eq!((d.reserved(), d.segments_created), (4 * MIB, 2));
+    a.check().unwrap();
+}
+
+/// Releasing the cache unmaps the free pages at the end of the range: with B (the last block)
+/// freed, the pages wholly past A are unmapped — A ends at 12 MiB, so the second 20 MiB page
+/// goes, the first stays mapped.
+#[test]
+fn releasing_the_cache_unmaps_the_free_pages_at_the_end() {
+    let mut a = with(expandable());
+    let _x = a.malloc(12 * MIB, 0).unwrap();
+    let y = a.malloc(12 * MIB, 0).unwrap();
+    a.free(y.block);
+    assert_eq!(a.empty_cache(), 20 * MIB);
+    assert_eq!(a.reserved(), 20 * MIB);
+    a.check().unwrap();
+}
+
+/// A device limit with the free-cached-and-retry path: on a 50 MiB device, 30 MiB freed then
+/// 40 MiB asked for: the cached 30 MiB segment is released and the 40 MiB one fits; with the
+/// 30 MiB still live, it is out of memory.
+#[test]
+fn a_device_limit_frees_the_cache_then_runs_out() {
+    let mut a = CachingAllocator::with_config(50 * MIB, AllocatorConfig::default());
+    let x = a.malloc(30 * MIB, 0).unwrap();
+    a.free(x.block);
+    let y = a.malloc(40 * MIB, 0).unwrap();
+    assert_eq!(y.served, Served::NewSegmentAfterRelease);
+    assert_eq!(a.reserved(), 40 * MIB);
+    assert!(a.malloc(30 * MIB, 0).is_err());
+}
+
+/// `max_split_size_mb` 32: a cached 40 MiB block is no longer split for a 10 MiB request (a new
+/// 10 MiB segment instead: more reserved, the big block kept whole); under a 45 MiB limit the
+/// oversize block is released first (`release_available_cached_blocks`) and the 10 MiB fit.
+#[test]
+fn max_split_size_keeps_large_blocks_whole_and_releases_them_first() {
+    let split = AllocatorConfig {
+        max_split_size: 32 * MIB,
+        ..AllocatorConfig::default()
+    };
+    for (config, reserved) in [(AllocatorConfig::default(), 40 * MIB), (split, 50 * MIB)] {
+        let mut a = with(config);
+        let x = a.malloc(40 * MIB, 0).unwrap();
+        a.free(x.block);
+        a.malloc(10 * MIB, 0).unwrap();
+        assert_eq!(a.reserved(), reserved);
+        a.check().unwrap();
+    }
+    let mut a = CachingAllocator::with_config(45 * MIB, split);
+    let x = a.malloc(40 * MIB, 0).unwrap();
+    a.free(x.block);
+    let y = a.malloc(10 * MIB, 0).unwrap();
+    assert_eq!(y.served, Served::NewSegmentAfterRelease);
+    assert_eq!((a.reserved(), a.segments_released), (10 * MIB, 1));
+    // An oversize request takes no block 20 MiB or more larger than itself: 33 MiB does not
+    // take a cached 60 MiB block (60 ≥ 33 + 20), it gets a 34 MiB segment.
+    let mut a = with(split);
+    let x = a.malloc(60 * MIB, 0).unwrap();
+    a.free(x.block);
+    a.malloc(33 * MIB, 0).unwrap();
+    assert_eq!(a.reserved(), 94 * MIB);
+}
+
+/// `roundup_power2_divisions` 4 (steps of 4 MiB between 16 and 32 MiB): 17 MiB rounds to
+/// 20 MiB, so after it is freed a 19 MiB request (also 20 MiB) reuses it — one 20 MiB segment
+/// instead of 18 + 20 MiB — while the 17 MiB tensor itself holds 3 MiB more than it asked for.
+#[test]
+fn power2_divisions_trade_internal_waste_for_reuse() {
+    let four = AllocatorConfig {
+        roundup_power2_divisions: [4; ROUNDUP_INTERVALS],
+        ..AllocatorConfig::default()
+    };
+    for (config, block, reserved) in [
+        (AllocatorConfig::default(), 18 * MIB, 38 * MIB),
+        (four, 20 * MIB, 20 * MIB),
+    ] {
+        let mut a = with(config);
+        let x = a.malloc(17 * MIB, 0).unwrap();
+        // Default: 17 MiB in an 18 MiB segment, the 1 MiB rest not split (not > 1 MiB).
+        assert_eq!(x.size, block);
+        a.free(x.block);
+        a.malloc(19 * MIB, 0).unwrap();
+        assert_eq!(a.reserved(), reserved);
+    }
+}
+
+/// `garbage_collection_threshold` 0.5 on a 100 MiB device: 30 + 30 MiB cached (60 MiB > 50),
+/// then a 40 MiB miss collects both (each as old as the average) before mapping — reserved
+/// 40 MiB instead of 100 MiB. Without a limit (no `set_fraction`) nothing is collected.
+#[test]
+fn garbage_collection_releases_old_cached_blocks_above_the_threshold() {
+    let gc = AllocatorConfig {
+        garbage_collection_threshold: 0.5,
+        ..AllocatorConfig::default()
+    };
+    let run = |capacity: u64, config: AllocatorConfig| {
+        let mut a = CachingAllocator::with_config(capacity, config);
+        let x = a.malloc(30 * MIB, 0).unwrap();
+        let y = a.malloc(30 * MIB, 0).unwrap();
+        a.free(x.block);
+        a.free(y.block);
+        a.malloc(40 * MIB, 0).unwrap();
+        a.check().unwrap();
+        a.reserved()
+    };
+    assert_eq!(run(100 * MIB, AllocatorConfig::default()), 100 * MIB);
+    assert_eq!(run(100 * MIB, gc), 40 * MIB);
+    assert_eq!(run(u64::MAX, gc), 100 * MIB);
+}

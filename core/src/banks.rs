@@ -90,6 +90,8 @@ pub const INPUT: InputSpec = InputSpec {
          （整数、lane、+ - * / %、括号；至多 200 个字符）\n\
          elem_bytes: 1、2、4、8 或 16（默认取参数）；每个地址都须是它的倍数",
     ),
+    example_params: &[],
+    params: &["elem_bytes"],
     example: r#"{"expression": "(lane * 33 + 5) * 4", "elem_bytes": 4}"#,
     run: |v, input| to_json(&run_input(input, &BanksParams::from_values(v)?)?),
 };

@@ -149,6 +149,8 @@ pub const INPUT: InputSpec = InputSpec {
          sets (K); stored as f32",
         "values: […] 每个线程一个有限数（共 threads 个），或 [[…], …] 至多 8 组（K）；以 f32 存储",
     ),
+    example_params: &[("threads", "8")],
+    params: &["threads", "warp", "op"],
     example: r#"{"values": [-3, -1.5, -2, -0.5, -4, -2.5, -1, -3.5]}"#,
     run: |v, input| {
         let p = ReductionParams::from_values(v)?;

@@ -44,6 +44,12 @@ pub struct InputSpec {
     pub keys: Text<&'static str>,
     /// A small valid input, shown in the window's editor as a starting point.
     pub example: &'static str,
+    /// Parameter values the example needs, `(name, value)` (reduction's eight values need
+    /// `threads = 8`); the window's *Example* sets them with it.
+    pub example_params: &'static [(&'static str, &'static str)],
+    /// The parameters that still apply to an input (the others shape the scene's generated
+    /// data): a figure of an input names only these in its caption.
+    pub params: &'static [&'static str],
     /// Validates `input` (every key named in its errors, [`Error::InvalidInput`]) and runs the
     /// scene on it with the validated parameter values.
     pub run: fn(&ParamValues, &serde_json::Value) -> Result<serde_json::Value, Error>,
@@ -165,6 +171,23 @@ pub fn to_json<T: Serialize>(value: &T) -> Result<serde_json::Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_input_example_computes_with_its_parameters() {
+        for s in scenes() {
+            let Some(spec) = s.input else { continue };
+            let mut v = s.defaults();
+            for (name, value) in spec.example_params {
+                v.set(s.params, name, value).unwrap();
+            }
+            for name in spec.params {
+                assert!(s.params.iter().any(|p| p.name == *name), "{}: {name}", s.id);
+            }
+            let input: serde_json::Value = serde_json::from_str(spec.example).unwrap();
+            let r = s.report_with(v, Some(&input));
+            assert!(r.is_ok(), "{}: {:?}", s.id, r.err());
+        }
+    }
 
     #[test]
     fn every_scene_runs_at_its_defaults_and_ids_are_unique() {

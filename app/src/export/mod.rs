@@ -100,10 +100,13 @@ pub fn caption(
         Lang::En => scene.title.en,
         Lang::Zh => scene.title.zh,
     };
-    // Each parameter by its readable label (with its unit), in the scene's own order.
+    // Each parameter by its readable label (with its unit), in the scene's own order; for an
+    // input, only those that still apply to it.
+    let applies = |name: &str| !input || scene.input.is_none_or(|i| i.params.contains(&name));
     let params: Vec<String> = scene
         .params
         .iter()
+        .filter(|p| applies(p.name))
         .filter_map(|p| {
             let v = values.0.get(p.name)?;
             let label = match lang {
@@ -117,18 +120,16 @@ pub fn caption(
         Lang::En => format!(", event {s}"),
         Lang::Zh => format!("，第 {s} 个事件"),
     });
-    let given = match (input, lang) {
-        (false, _) => "",
-        (true, Lang::En) => "your input · ",
-        (true, Lang::Zh) => "你的输入 · ",
+    let given = match lang {
+        Lang::En => "your input",
+        Lang::Zh => "你的输入",
     };
-    format!(
-        "{} {} — {given}{}{}",
-        scene.section,
-        title,
-        params.join(", "),
-        step
-    )
+    let parts: Vec<String> = input
+        .then(|| given.to_owned())
+        .into_iter()
+        .chain(params)
+        .collect();
+    format!("{} {} — {}{}", scene.section, title, parts.join(", "), step)
 }
 
 /// A file name stem for a figure or session of `scene`: the id, then each parameter that

@@ -85,6 +85,7 @@ fn examples(ui: &mut egui::Ui, state: &mut SceneState, zh: bool) {
         }
         if clicked {
             state.values = p.session.params.clone();
+            state.dirty = true;
             state.stepper.pos = p.session.step.unwrap_or(0);
             state.editor.text = p.session.input.as_ref().map(pretty).unwrap_or_default();
             state.editor.message = None;
@@ -117,11 +118,14 @@ fn editor(ui: &mut egui::Ui, state: &mut SceneState, spec: &InputSpec, zh: bool,
             })
             .small(),
         );
+        // Prefilled with the example only where it fits the parameters as they are (reduction's
+        // needs threads = 8: *Example* sets that too).
         if state.editor.text.is_empty() {
-            state.editor.text = state
-                .input
-                .as_deref()
-                .map_or_else(|| spec.example.to_owned(), pretty);
+            if let Some(i) = state.input.as_deref() {
+                state.editor.text = pretty(i);
+            } else if spec.example_params.is_empty() {
+                state.editor.text = spec.example.to_owned();
+            }
         }
         let name = ui.label(tr(ui, "Input JSON", "输入的 JSON")).id;
         egui::ScrollArea::vertical()
@@ -130,6 +134,11 @@ fn editor(ui: &mut egui::Ui, state: &mut SceneState, spec: &InputSpec, zh: bool,
             .show(ui, |ui| {
                 ui.add(
                     egui::TextEdit::multiline(&mut state.editor.text)
+                        .hint_text(tr(
+                            ui,
+                            "press Example for a small valid input",
+                            "点“示例输入”得到一个小的有效输入",
+                        ))
                         .code_editor()
                         .desired_rows(6)
                         .desired_width(ui.available_width()),
@@ -152,6 +161,12 @@ fn editor(ui: &mut egui::Ui, state: &mut SceneState, spec: &InputSpec, zh: bool,
             {
                 state.editor.text = spec.example.to_owned();
                 state.editor.message = None;
+                // The parameters the example needs (reduction's 8 values: threads = 8).
+                for (name, value) in spec.example_params {
+                    if state.values.set(state.scene.params, name, value).is_ok() {
+                        state.dirty = true;
+                    }
+                }
             }
             if ui
                 .add_enabled(state.input.is_some(), egui::Button::new(tr(ui, "Clear", "清除")))

@@ -275,6 +275,10 @@ impl WarpscopeApp {
         if let Some(session) = self.session_opener.poll() {
             self.open_session(session);
         }
+        // What *Open session…* said shows where saves say where their file went.
+        if let Some(m) = self.session_opener.message.take() {
+            self.export_message = Some(m);
+        }
         if self.applied_theme != Some(self.theme) {
             crate::export::apply_theme(ui.ctx(), self.theme);
             self.applied_theme = Some(self.theme);
@@ -505,7 +509,9 @@ impl WarpscopeApp {
     /// The top bar: the name, the language and theme switches, *Open session…*, *Figure
     /// only*, the GPU adapter found.
     fn banner(&mut self, ui: &mut egui::Ui) {
-        ui.horizontal(|ui| {
+        // Wrapped: at 1024 points (or in Chinese) the controls take a second row instead of
+        // drawing over each other.
+        ui.horizontal_wrapped(|ui| {
             ui.heading("warpscope");
             ui.label(tr(
                 ui,
@@ -567,33 +573,27 @@ impl WarpscopeApp {
                     "Show the picture alone, as exported figures draw it (←/→/space still step; Esc returns)",
                     "只显示图，和导出的图一样（←/→/空格仍可逐步；Esc 返回）",
                 ));
-            if let Some(m) = &self.session_opener.message {
-                ui.label(egui::RichText::new(m.get(self.zh)).small());
+            match &self.adapter {
+                AdapterStatus::NotProbed => {}
+                AdapterStatus::Probing => {
+                    ui.spinner();
+                    ui.label(tr(ui, "looking for a GPU adapter…", "正在查找 GPU 适配器…"));
+                }
+                AdapterStatus::Found(name) => {
+                    ui.label(format!("GPU: {name}"));
+                }
+                AdapterStatus::Missing(why) => {
+                    ui.colored_label(
+                        ui.visuals().warn_fg_color,
+                        tr(
+                            ui,
+                            "Simulation only: no GPU adapter",
+                            "只有模拟：没有 GPU 适配器",
+                        ),
+                    )
+                    .on_hover_text(why);
+                }
             }
-            ui.with_layout(
-                egui::Layout::right_to_left(egui::Align::Center),
-                |ui| match &self.adapter {
-                    AdapterStatus::NotProbed => {}
-                    AdapterStatus::Probing => {
-                        ui.spinner();
-                        ui.label(tr(ui, "looking for a GPU adapter…", "正在查找 GPU 适配器…"));
-                    }
-                    AdapterStatus::Found(name) => {
-                        ui.label(format!("GPU: {name}"));
-                    }
-                    AdapterStatus::Missing(why) => {
-                        ui.colored_label(
-                            ui.visuals().warn_fg_color,
-                            tr(
-                                ui,
-                                "Simulation only: no GPU adapter",
-                                "只有模拟：没有 GPU 适配器",
-                            ),
-                        )
-                        .on_hover_text(why);
-                    }
-                },
-            );
         });
     }
 

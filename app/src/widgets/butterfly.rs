@@ -10,7 +10,9 @@ use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
 const INSIDE_W: f32 = 26.0;
 
 /// The butterfly network of a warp sum: row 0 holds the inputs, row `k` the lanes' values
-/// after the k-th `shfl_xor` + add, with a line from each lane's partner (`lane ^ masks[k-1]`).
+/// after the k-th `shfl_xor` + add, with a line from each lane's partner (`lane ^ masks[k-1]`;
+/// with `down`, the tree of `shfl_down`: partner `lane + masks[k-1]`, a lane past the end
+/// reading its own value).
 /// Rows that have not happened yet are `None`; `current` is emphasised. `lanes` is the warp's
 /// (or subgroup's) width, drawn while no row has values yet.
 ///
@@ -25,7 +27,9 @@ pub fn butterfly(
     masks: &[u32],
     current: Option<usize>,
     lanes: usize,
+    down: bool,
 ) {
+    let op = if down { "down" } else { "xor" };
     let n = rows
         .iter()
         .flatten()
@@ -33,6 +37,15 @@ pub fn butterfly(
         .max()
         .unwrap_or(lanes)
         .max(1);
+    // Where each lane's partner value comes from (CUDA's rules: a `shfl_down` past the last
+    // lane reads the lane's own value).
+    let partner = |lane: usize, m: usize| {
+        if down {
+            Some(lane + m).filter(|p| *p < n).unwrap_or(lane)
+        } else {
+            lane ^ m
+        }
+    };
     let width = ui.available_width().max(200.0);
     // Room for the row labels ("xor 16") at the theme's label size.
     let margin = (crate::theme::label_size(ui.ctx(), 9.0) * 4.2).max(44.0);
@@ -79,7 +92,7 @@ pub fn butterfly(
                     text.gamma_multiply(0.35)
                 };
                 p.line_segment(
-                    [centre(r - 1, lane ^ m), centre(r, lane)],
+                    [centre(r - 1, partner(lane, m)), centre(r, lane)],
                     Stroke::new(1.0, col),
                 );
             }
@@ -129,7 +142,7 @@ pub fn butterfly(
         let label = if r == 0 {
             tr(ui, "inputs", "输入").to_owned()
         } else {
-            format!("xor {}", masks.get(r - 1).copied().unwrap_or(0))
+            format!("{op} {}", masks.get(r - 1).copied().unwrap_or(0))
         };
         p.text(
             Pos2::new(rect.left() + 2.0, centre(r, 0).y),
@@ -154,8 +167,8 @@ pub fn butterfly(
                 } else {
                     trf!(
                         ui,
-                        "after xor {}",
-                        "xor {} 之后",
+                        "after {op} {}",
+                        "{op} {} 之后",
                         masks.get(r - 1).copied().unwrap_or(0)
                     )
                 };

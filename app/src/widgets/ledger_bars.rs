@@ -73,8 +73,8 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
                 Stroke::new(1.0, ui.visuals().panel_fill),
                 StrokeKind::Inside,
             );
-            // The name where it fits, else the amount (the legend below names the colour);
-            // measured, not estimated from the character count: a hanzi is twice as wide.
+            // The amount where it fits (the legend below names the colour); measured, not
+            // estimated from the character count.
             let font = crate::theme::label_font(ui.ctx(), 10.5);
             let amount = crate::widgets::format_number(*v);
             let fits = |t: &str| super::marks::text_width(ui, t, &font) + 4.0 < w;

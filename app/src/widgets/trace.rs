@@ -135,21 +135,40 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
         let max = events
             .iter()
             .any(|x| tag(x) == Some(t) && x.label.contains("max with partner"));
-        let caption = if max {
-            trf!(
+        let down = events.iter().any(|x| {
+            tag(x) == Some(t)
+                && matches!(
+                    x.kind,
+                    EventKind::Shuffle {
+                        mode: warpscope_core::simt::shuffle::ShuffleMode::Down,
+                        ..
+                    }
+                )
+        });
+        let caption = match (down, max) {
+            (false, true) => trf!(
                 ui,
                 "Butterfly of {t} in warp {w}: shfl_xor, then max",
                 "线程束 {w} 里 {t} 的蝶形归约：先 shfl_xor，再取最大值"
-            )
-        } else {
-            trf!(
+            ),
+            (false, false) => trf!(
                 ui,
                 "Butterfly of {t} in warp {w}: shfl_xor, then add",
                 "线程束 {w} 里 {t} 的蝶形归约：先 shfl_xor，再相加"
-            )
+            ),
+            (true, true) => trf!(
+                ui,
+                "Tree of {t} in warp {w}: shfl_down, then max (lane 0 ends with the result)",
+                "线程束 {w} 里 {t} 的归约树：先 shfl_down，再取最大值（结果在 0 号线程）"
+            ),
+            (true, false) => trf!(
+                ui,
+                "Tree of {t} in warp {w}: shfl_down, then add (lane 0 ends with the result)",
+                "线程束 {w} 里 {t} 的归约树：先 shfl_down，再相加（结果在 0 号线程）"
+            ),
         };
         widgets::marks::label(ui, egui::RichText::new(caption).strong());
-        widgets::butterfly(ui, &rows, &masks, current, trace.warp_size as usize);
+        widgets::butterfly(ui, &rows, &masks, current, trace.warp_size as usize, down);
     }
     ui.add_space(6.0);
     let shared = events[..=i].iter().rev().find(|e| {

@@ -56,6 +56,8 @@ pub const INPUT: InputSpec = InputSpec {
          beta: […] β，m 个值，默认全为 0\n\
          eps: √(var + ε) 中的 ε，0 ..= 1，默认 1e-5",
     ),
+    example_params: &[],
+    params: &["dtype", "accumulate"],
     example: r#"{"x": [[1, 2, 3, 4], [10000, 10001, 9999, 10000]], "dy": [[1, 0, 0, 0], [0.5, -0.5, 1, 0]], "eps": 1e-5}"#,
     run: |v, input| to_json(&run(&LnInput::read(input)?, &Modes::from_values(v)?)?),
 };

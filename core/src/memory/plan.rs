@@ -150,6 +150,8 @@ pub fn planner(v: &ParamValues) -> Result<Planner, Error> {
 /// What the scene takes from a file: the user's tensors.
 pub const INPUT: InputSpec = InputSpec {
     keys: arena::INPUT_KEYS,
+    example_params: &[],
+    params: &["planner"],
     example: r#"{"tensors": [{"name": "x", "size_bytes": 4096, "first_op": 0, "last_op": 1}, {"name": "y", "size_bytes": 4096, "first_op": 1, "last_op": 2}, {"name": "z", "size_bytes": 8192, "first_op": 2, "last_op": 3}]}"#,
     run: |v, input| to_json(&run_input(v, input)?),
 };

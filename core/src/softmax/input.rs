@@ -49,6 +49,8 @@ pub const INPUT: InputSpec = InputSpec {
          keep: [[0|1]] 同形，dropout 的保留掩码\n\
          dropout_p: 0 ≤ p < 1，与 keep 一起用（默认 0）",
     ),
+    example_params: &[],
+    params: &[],
     example: r#"{"scores": [[2, 1, 0.5, "-inf"], [0, 0, 0, 0]], "dy": [[1, 0, 0, 0], [0.5, -0.5, 1, 0]], "mask": [[false, false, false, true], [true, true, true, true]]}"#,
     run: |_v: &ParamValues, input| to_json(&run(&SoftmaxInput::read(input)?)?),
 };

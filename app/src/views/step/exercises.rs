@@ -77,28 +77,31 @@ fn draw(ui: &mut egui::Ui, result: &serde_json::Value) {
                     egui::RichText::new(trf!(ui, "Lecture: {a}", "讲义：{a}")).italics(),
                 );
             }
-            ui.collapsing(
-                trf!(ui, "computed answer ({k})", "计算结果（{k}）"),
-                |ui| {
-                    crate::widgets::marks::label(
-                        ui,
-                        egui::RichText::new(
-                            e["computed"][if zh { "zh" } else { "en" }]
-                                .as_str()
-                                .or(e["computed"]["en"].as_str())
-                                .unwrap_or(""),
-                        )
-                        .small(),
-                    );
-                    crate::widgets::marks::label(
-                        ui,
-                        egui::RichText::new(
-                            serde_json::to_string_pretty(&e["answer"]).unwrap_or_default(),
-                        )
-                        .monospace(),
-                    );
-                },
-            );
+            let computed = e["computed"][if zh { "zh" } else { "en" }]
+                .as_str()
+                .or(e["computed"]["en"].as_str())
+                .unwrap_or("");
+            if crate::widgets::stepper::figure_mode(ui.ctx()) {
+                // A figure has no expanders: the computed answer in full, without its JSON.
+                crate::widgets::marks::label(
+                    ui,
+                    egui::RichText::new(trf!(ui, "Computed: {computed}", "计算结果：{computed}")),
+                );
+            } else {
+                ui.collapsing(
+                    trf!(ui, "computed answer ({k})", "计算结果（{k}）"),
+                    |ui| {
+                        crate::widgets::marks::label(ui, egui::RichText::new(computed).small());
+                        crate::widgets::marks::label(
+                            ui,
+                            egui::RichText::new(
+                                serde_json::to_string_pretty(&e["answer"]).unwrap_or_default(),
+                            )
+                            .monospace(),
+                        );
+                    },
+                );
+            }
         });
     }
 }

@@ -46,12 +46,12 @@ fn draw(ui: &mut egui::Ui, o: &Fp16Output) {
     );
     egui_plot::Plot::new("fp16-traj")
         .height(260.0)
-        .legend(egui_plot::Legend::default())
         .x_axis_label(tr(ui, "Adam step", "Adam 步数"))
         .y_axis_label("γ")
         .allow_scroll(false)
         .show(ui, |plot| {
-            for s in &o.samples {
+            for (i, s) in o.samples.iter().enumerate() {
+                let colour = crate::widgets::series_colour(i);
                 let f16: Vec<[f64; 2]> = s
                     .steps
                     .iter()
@@ -65,14 +65,33 @@ fn draw(ui: &mut egui::Ui, o: &Fp16Output) {
                     .map(|(t, v)| [f64::from(*t), f64::from(*v)])
                     .collect();
                 plot.line(
-                    egui_plot::Line::new(format!("FP16 γ → {:.3}", s.target), f16).width(2.0),
+                    egui_plot::Line::new(format!("FP16 γ → {:.3}", s.target), f16)
+                        .width(2.0)
+                        .color(colour),
                 );
                 plot.line(
                     egui_plot::Line::new(format!("FP32 γ → {:.3}", s.target), f32m)
+                        .color(colour)
                         .style(egui_plot::LineStyle::dashed_loose()),
                 );
             }
         });
+    // The legend below the data: one colour per target, the line's style says the precision.
+    ui.label(tr(
+        ui,
+        "solid: FP16-stored γ · dashed: FP32 master γ · colour: its target",
+        "实线：FP16 存储的 γ · 虚线：FP32 主参数 γ · 颜色：它的目标",
+    ));
+    let legend: Vec<crate::widgets::Series> = o
+        .samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| crate::widgets::Series {
+            name: format!("γ → {}", crate::widgets::format_number(f64::from(s.target))),
+            colour: crate::widgets::series_colour(i),
+        })
+        .collect();
+    crate::widgets::legend(ui, &legend);
     ui.label(
         egui::RichText::new(tr(
             ui,

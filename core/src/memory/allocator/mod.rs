@@ -59,6 +59,8 @@ pub const SCENE: Scene = Scene {
 /// What the scene takes from a file: an allocation trace.
 pub const INPUT: InputSpec = InputSpec {
     keys: trace::INPUT_KEYS,
+    example_params: &[],
+    params: &["capacity_mib"],
     example: r#"{"trace": [["malloc", "a", 6291456], ["malloc", "b", 6291456], ["free", "a"], ["malloc", "c", 8388608]]}"#,
     run: |v, input| to_json(&trace::run_trace(&parse_trace_input(v, input)?)),
 };

@@ -68,6 +68,8 @@ pub fn lecture_input() -> AdamRunInput {
 /// What the scene takes from a file.
 pub const INPUT: InputSpec = InputSpec {
     keys: INPUT_KEYS,
+    example_params: &[],
+    params: &["storage", "master", "state"],
     example: r#"{"param": 1.0, "grad": 0.001, "steps": 20, "lr": 0.0001, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.0, "loss_scale": 1.0, "unscale_times": 1}"#,
     run: |v, input| to_json(&run(&parse_input(input)?, precision(v)?)),
 };

@@ -44,6 +44,16 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
         .collect();
     let width = ui.available_width().max(200.0);
     let name_w = 110.0;
+    // Room right of the longest bar for the widest total ("11.51 × scores tensor").
+    let total_font = crate::theme::label_font(ui.ctx(), 12.0);
+    let total_w = bars
+        .iter()
+        .map(|b| {
+            let total: f64 = b.parts.iter().map(|x| x.1).sum();
+            let t = format!("{} {unit}", crate::widgets::format_number(total));
+            super::marks::text_width(ui, &t, &total_font)
+        })
+        .fold(60.0, f32::max);
     let bar_h = 26.0;
     let text = ui.visuals().text_color();
     for bar in bars {
@@ -58,7 +68,7 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
             text,
         );
         let total: f64 = bar.parts.iter().map(|x| x.1).sum();
-        let scale = (width - name_w - 90.0) as f64 / max;
+        let scale = f64::from((width - name_w - total_w - 12.0).max(40.0)) / max;
         let mut x = rect.left() + name_w;
         let mut hovered = None;
         for (label, v) in &bar.parts {
@@ -78,9 +88,7 @@ pub fn ledger_bars(ui: &mut egui::Ui, bars: &[LedgerBar], unit: &str) {
             let font = crate::theme::label_font(ui.ctx(), 10.5);
             let amount = crate::widgets::format_number(*v);
             let fits = |t: &str| super::marks::text_width(ui, t, &font) + 4.0 < w;
-            let shown = [label.as_str(), amount.as_str()]
-                .into_iter()
-                .find(|t| fits(t));
+            let shown = Some(amount.as_str()).filter(|t| fits(t));
             if let Some(t) = shown {
                 super::marks::text(
                     &p,

@@ -3,7 +3,7 @@
 //! lands (the first update against the gap in its direction) or whether Adam divides by zero
 //! (ε as the state holds it).
 
-use egui_plot::{Legend, Line, LineStyle, Plot};
+use egui_plot::{Line, LineStyle, Plot};
 
 use crate::i18n::{tr, zh};
 use crate::trf;
@@ -227,13 +227,18 @@ fn draw(ui: &mut egui::Ui, o: &AdamOutput) {
             f64::from(t),
         )
     });
+    // The legend goes below the plot: inside it would cover the trajectories.
+    let legend: Vec<widgets::Series> = o
+        .comparison
+        .iter()
+        .zip(&labels)
+        .map(|(r, name)| widgets::Series {
+            name: name.clone(),
+            colour: colour(r),
+        })
+        .collect();
     Plot::new("trainer-adam-trajectory")
         .height(280.0)
-        .legend(
-            Legend::default()
-                .position(egui_plot::Corner::LeftBottom)
-                .follow_insertion_order(true),
-        )
         .x_axis_label(tr(ui, "Adam step", "Adam 步数"))
         .y_axis_label(tr(ui, "parameter", "参数"))
         .include_x(0.0)
@@ -282,6 +287,7 @@ fn draw(ui: &mut egui::Ui, o: &AdamOutput) {
                 );
             }
         });
+    widgets::legend(ui, &legend);
     let last = o.steps.last();
     if let Some(s) = last {
         ui.label(trf!(

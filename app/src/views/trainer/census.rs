@@ -76,7 +76,9 @@ fn draw(ui: &mut egui::Ui, o: &CensusOutput) {
     let text = ui.visuals().text_color();
     let mut hover = None;
     for (i, b) in o.histogram.iter().enumerate() {
-        let h = 160.0 * b.tensors as f32 / max as f32;
+        // The tallest bar leaves room above it for its count at the theme's label size.
+        let room = crate::theme::label_size(ui.ctx(), 10.0) + 4.0;
+        let h = (170.0 - room) * b.tensors as f32 / max as f32;
         let r = egui::Rect::from_min_max(
             egui::pos2(rect.left() + i as f32 * bw + 2.0, rect.top() + 170.0 - h),
             egui::pos2(rect.left() + (i + 1) as f32 * bw - 2.0, rect.top() + 170.0),
@@ -92,8 +94,8 @@ fn draw(ui: &mut egui::Ui, o: &CensusOutput) {
             },
         );
         p.text(
-            r.center_top() - egui::vec2(0.0, 7.0),
-            egui::Align2::CENTER_CENTER,
+            r.center_top() - egui::vec2(0.0, 2.0),
+            egui::Align2::CENTER_BOTTOM,
             b.tensors.to_string(),
             crate::theme::label_font(ui.ctx(), 10.0),
             text,
@@ -139,6 +141,24 @@ fn draw(ui: &mut egui::Ui, o: &CensusOutput) {
     if let Some(h) = hover {
         resp.on_hover_text(h);
     }
+    widgets::legend(
+        ui,
+        &[
+            widgets::Series {
+                name: trf!(
+                    ui,
+                    "small tensors (≤ {} elements)",
+                    "小张量（不超过 {} 个元素）",
+                    o.small_max
+                ),
+                colour: widgets::ORANGE,
+            },
+            widgets::Series {
+                name: tr(ui, "larger tensors", "更大的张量").to_owned(),
+                colour: widgets::BLUE,
+            },
+        ],
+    );
     egui::Grid::new("census-kinds")
         .striped(true)
         .show(ui, |ui| {

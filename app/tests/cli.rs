@@ -4,16 +4,10 @@
 // Test code: a failed expectation is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::{Command, Output};
+mod common;
 
-fn warpscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .args(args)
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .output()
-        .expect("the binary runs")
-}
+use common::warpscope;
+use std::process::Command;
 
 fn report(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["report"];

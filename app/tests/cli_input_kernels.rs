@@ -4,27 +4,9 @@
 // Test code: a failed expectation is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::{Command, Output};
+mod common;
 
-fn warpscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .args(args)
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .output()
-        .expect("the binary runs")
-}
-
-/// Writes `json` to a fresh file and runs `report SCENE --input FILE --json` with `extra`.
-fn report_input(scene: &str, json: &str, extra: &[&str]) -> Output {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("input.json");
-    std::fs::write(&path, json).unwrap();
-    let p = path.to_str().unwrap();
-    let mut args = vec!["report", scene, "--input", p, "--json"];
-    args.extend_from_slice(extra);
-    warpscope(&args)
-}
+use common::report_input;
 
 /// Asserts exit status 2 and that stderr names `key`.
 fn refused(scene: &str, json: &str, extra: &[&str], key: &str) {

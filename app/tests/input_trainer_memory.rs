@@ -4,27 +4,15 @@
 // Test code: a failed expectation is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::{Command, Output};
+mod common;
 
-fn warpscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .args(args)
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .output()
-        .expect("the binary runs")
-}
+use common::warpscope;
+use std::process::Output;
 
-/// Writes `json` to a fresh file and runs `report SCENE --input FILE --json` with `sets`.
+/// `report SCENE --input FILE --json` with each of `sets` as a `--set`.
 fn report_input(scene: &str, json: &str, sets: &[&str]) -> Output {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("input.json");
-    std::fs::write(&path, json).unwrap();
-    let mut args = vec!["report", scene, "--input", path.to_str().unwrap(), "--json"];
-    for s in sets {
-        args.extend_from_slice(&["--set", s]);
-    }
-    warpscope(&args)
+    let extra: Vec<&str> = sets.iter().flat_map(|s| ["--set", *s]).collect();
+    common::report_input(scene, json, &extra)
 }
 
 fn result(out: &Output) -> serde_json::Value {

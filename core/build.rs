@@ -23,10 +23,15 @@ fn main() {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let file = f
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // The path is spelt from the crate's own directory at compile time, not written out
+        // here: two checkouts sharing one target directory share this script's output.
         let _ = writeln!(
             out,
-            "    ({name:?}, include_str!({:?})),",
-            f.display().to_string()
+            "    ({name:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../assets/presets/\", {file:?}))),"
         );
     }
     out.push(']');

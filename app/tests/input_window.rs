@@ -20,7 +20,7 @@ fn a_preset_loads_its_input_and_clear_goes_back_to_the_scenes_own_data() {
     h.run();
     h.get_by_label_contains("computed on the scene's own data");
     // The bundled 48-thread example: one click sets its parameters and its values.
-    h.get_by_label("partial warp 48").click();
+    h.get_by_label("a partial warp: 48 threads").click();
     h.run();
     h.run();
     let st = h.state_mut().state("reduction").expect("state");
@@ -47,7 +47,7 @@ fn a_preset_loads_its_input_and_clear_goes_back_to_the_scenes_own_data() {
 fn a_bad_input_names_its_key_and_keeps_the_last_picture() {
     let mut h = harness("reduction");
     h.run();
-    h.get_by_label("partial warp 48").click();
+    h.get_by_label("a partial warp: 48 threads").click();
     h.run();
     h.run();
     let before = h.state_mut().state("reduction").unwrap().computed.clone();

@@ -68,12 +68,14 @@ mod tests {
     fn every_bundled_preset_reads_names_its_scene_says_what_it_shows_and_computes() {
         for p in all().unwrap() {
             let s = crate::scene::find(&p.session.scene).unwrap();
-            let note = p.session.note.as_ref();
-            assert!(
-                note.is_some_and(|n| !n.en.is_empty() && !n.zh.is_empty()),
-                "preset {} says in both languages what it shows",
-                p.name
-            );
+            for (what, text) in [("note", &p.session.note), ("title", &p.session.title)] {
+                assert!(
+                    text.as_ref()
+                        .is_some_and(|n| !n.en.is_empty() && !n.zh.is_empty()),
+                    "preset {} has a {what} in both languages",
+                    p.name
+                );
+            }
             let r = s.report_with(p.session.params.clone(), p.session.input.as_ref());
             assert!(r.is_ok(), "preset {}: {:?}", p.name, r.err());
             assert_eq!(

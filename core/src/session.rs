@@ -40,6 +40,8 @@ struct RawSession {
     input: Option<serde_json::Value>,
     #[serde(default)]
     note: Option<Text>,
+    #[serde(default)]
+    title: Option<Text>,
 }
 
 /// The window themes a session may name.
@@ -73,6 +75,9 @@ pub struct Session {
     /// One sentence on what the session shows (the bundled pitfall presets carry one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<Text>,
+    /// A short name for it (the window's *Examples* buttons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<Text>,
 }
 
 impl Session {
@@ -124,6 +129,7 @@ impl Session {
             lang: one_of("lang", raw.lang, LANGS)?,
             input: raw.input,
             note: raw.note,
+            title: raw.title,
         })
     }
 

@@ -65,6 +65,7 @@ pub(super) fn gui_session(
         lang: None,
         input: r.input.map(|i| (*i).clone()),
         note: None,
+        title: None,
     };
     let session = match preset {
         // The preset's look and note stay.
@@ -74,6 +75,7 @@ pub(super) fn gui_session(
                 theme: saved.theme,
                 lang: saved.lang,
                 note: saved.note,
+                title: saved.title,
                 ..session
             }
         }

@@ -73,7 +73,10 @@ fn examples(ui: &mut egui::Ui, state: &mut SceneState, zh: bool) {
     ui.separator();
     ui.label(egui::RichText::new(tr(ui, "Examples", "示例")).strong());
     for p in presets {
-        let label = preset_label(state.scene.id, p.name);
+        let label = p.session.title.as_ref().map_or_else(
+            || preset_label(state.scene.id, p.name),
+            |t| crate::widgets::marks::plain(t.get(zh)).into_owned(),
+        );
         let clicked = ui
             .button(label)
             .on_hover_text(format!("assets/presets/{}.json", p.name))

@@ -65,6 +65,7 @@ pub fn session_for(file: &Path) -> warpscope_core::session::Session {
         lang: None,
         input: None,
         note: None,
+        title: None,
     }
 }
 

@@ -132,6 +132,7 @@ impl SaveRequest {
                     ),
                     input: self.input.as_deref().cloned(),
                     note: None,
+                    title: None,
                 };
                 match crate::export::write_atomically(path, session.to_json().as_bytes()) {
                     Ok(()) => {

@@ -282,12 +282,16 @@ fn draw(ui: &mut egui::Ui, o: &StepOutput) {
             }
             for r in &o.reported {
                 ui.label(crate::i18n::pick(ui, &r.figure));
+                // One figure where the source gives one, a range where it gives two.
+                let range = if format_number(r.low) == format_number(r.high) {
+                    format_number(r.low)
+                } else {
+                    format!("{}–{}", format_number(r.low), format_number(r.high))
+                };
                 ui.monospace(trf!(
                     ui,
-                    "{}–{} {} (measured, quoted)",
-                    "{}–{} {}（实测，引用）",
-                    format_number(r.low),
-                    format_number(r.high),
+                    "{range} {} (measured, quoted)",
+                    "{range} {}（实测，引用）",
                     r.unit
                 ));
                 ui.monospace(r.modelled.map_or("—".into(), format_number));

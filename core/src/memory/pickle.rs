@@ -54,6 +54,51 @@ enum Item {
     Node(u32),
 }
 
+/// The guard's memo: slots kept in a vector while the indices stay dense (PyTorch's pickles
+/// number them 0, 1, 2 …), any index far past the stored ones in a map — a lookup costs an
+/// index, not a hash, and a hostile `BINPUT 4294967295` does not grow the vector.
+#[derive(Default)]
+struct Memo {
+    dense: Vec<Option<Item>>,
+    sparse: HashMap<u64, Item>,
+    /// Distinct indices stored.
+    len: usize,
+}
+
+/// How far past the dense slots an index may be and still grow them.
+const MEMO_SLACK: u64 = 1 << 16;
+
+impl Memo {
+    fn insert(&mut self, id: u64, item: Item) {
+        let dense_len = self.dense.len() as u64;
+        if id < dense_len.saturating_add(MEMO_SLACK) {
+            let i = id as usize;
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, None);
+            }
+            if let Some(slot) = self.dense.get_mut(i) {
+                let was_sparse = !self.sparse.is_empty() && self.sparse.remove(&id).is_some();
+                if slot.replace(item).is_none() && !was_sparse {
+                    self.len += 1;
+                }
+            }
+        } else if self.sparse.insert(id, item).is_none() {
+            self.len += 1;
+        }
+    }
+
+    fn get(&self, id: u64) -> Option<Item> {
+        match usize::try_from(id).ok().and_then(|i| self.dense.get(i)) {
+            Some(Some(item)) => Some(*item),
+            _ => self.sparse.get(&id).copied(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 fn refused(op: u8, pos: usize, extra: &str) -> Error {
     let name = match op {
         b'c' => "GLOBAL",
@@ -163,7 +208,7 @@ pub fn check_opcodes(bytes: &[u8]) -> Result<PickleSummary, Error> {
     let mut edges: Vec<(u32, u32)> = Vec::new();
     let mut stack: Vec<Item> = Vec::new();
     let mut marks: Vec<usize> = Vec::new();
-    let mut memo: HashMap<u64, Item> = HashMap::new();
+    let mut memo = Memo::default();
     let mut protocol = 0u8;
     let underflow =
         |pos: usize| Error::BadInput(format!("corrupt pickle: stack underflow at byte {pos}"));
@@ -275,7 +320,7 @@ pub fn check_opcodes(bytes: &[u8]) -> Result<PickleSummary, Error> {
                     b'h' => s.le(1, "BINGET")?,
                     _ => s.le(4, "LONG_BINGET")?,
                 };
-                let v = *memo.get(&id).ok_or_else(|| {
+                let v = memo.get(id).ok_or_else(|| {
                     Error::BadInput(format!(
                         "corrupt pickle: byte {at} refers to memo {id}, never stored"
                     ))

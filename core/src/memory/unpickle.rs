@@ -125,6 +125,108 @@ impl MemoTable {
 /// again. A `frames` value that is not a list declines; a list of anything but plain
 /// `{name, filename, line}` dicts is kept as a value (the reader interns it from there).
 pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<Decoded> {
+    let (arena, frames) = decode_arena(bytes, progress)?;
+    let mut x = Expander::new(&arena);
+    let value = x.expand(arena.root, 0, &frames)?;
+    Some(Decoded { value, frames })
+}
+
+/// A decoded pickle before expansion: its containers and scalars as nodes, referenced by index
+/// (a memo-shared container is one node), for readers that look at a few fields of many
+/// containers without building them as values ([`Arena::view`]).
+pub struct Arena {
+    nodes: Vec<Node>,
+    root: u32,
+}
+
+/// One node of an [`Arena`], borrowed.
+#[derive(Clone, Copy)]
+pub enum View<'a> {
+    /// A scalar (a string read outside any `frames` entry included).
+    Scalar(&'a Value),
+    /// A string interned in the frame table (its id there).
+    Str(u32),
+    /// An integer beyond 64 bits read inside a `frames` entry (a value cannot hold it).
+    Big,
+    /// A list's items.
+    List(&'a [u32]),
+    /// A tuple's items.
+    Tuple(&'a [u32]),
+    /// A dict's `(key, value)` entries, in the order the pickle set them.
+    Dict(&'a [(u32, u32)]),
+}
+
+impl<'a> View<'a> {
+    /// The string this node holds, if it is one (`table`: the frame table decoded with it).
+    pub fn str(self, table: &'a FrameTable) -> Option<&'a str> {
+        match self {
+            View::Scalar(Value::String(s)) => Some(s),
+            View::Str(id) => Some(table.text(id)),
+            _ => None,
+        }
+    }
+}
+
+impl Arena {
+    /// The root node.
+    pub fn root(&self) -> u32 {
+        self.root
+    }
+
+    /// Node `id` (`None` for an unknown id).
+    pub fn view(&self, id: u32) -> Option<View<'_>> {
+        Some(match self.nodes.get(id as usize)? {
+            Node::Scalar(v) => View::Scalar(v),
+            Node::Str(s) => View::Str(*s),
+            Node::Big => View::Big,
+            Node::List(l) => View::List(l),
+            Node::Tuple(l) => View::Tuple(l),
+            Node::Dict(d) => View::Dict(d),
+        })
+    }
+}
+
+/// Expands [`Arena`] nodes into [`Value`]s: a shared node once per reference, a cycle as `None`,
+/// at most [`MAX_EXPANDED`] values over all the nodes it expands.
+pub struct Expander<'a> {
+    arena: &'a Arena,
+    open: Vec<bool>,
+    budget: u64,
+}
+
+impl<'a> Expander<'a> {
+    /// An expander of `arena`'s nodes with the whole budget.
+    pub fn new(arena: &'a Arena) -> Self {
+        Expander {
+            arena,
+            open: vec![false; arena.nodes.len()],
+            budget: MAX_EXPANDED,
+        }
+    }
+
+    /// Node `id` as a value, `depth` containers deep (`table`: the frame table decoded with the
+    /// arena); `None` when it holds an integer beyond 64 bits, nests too deep or runs past the
+    /// budget — and the expander is then spent.
+    pub fn expand(&mut self, id: u32, depth: usize, table: &FrameTable) -> Option<Value> {
+        let mut budget = self.budget;
+        let v = expand(
+            &self.arena.nodes,
+            table,
+            id,
+            &mut self.open,
+            (depth, &mut budget),
+        );
+        self.budget = budget;
+        v
+    }
+}
+
+/// [`decode`] without expanding the value: the nodes, for [`Arena::view`] and [`Expander`],
+/// and the frame table.
+pub fn decode_arena(
+    bytes: &[u8],
+    progress: &mut dyn FnMut(usize) -> bool,
+) -> Option<(Arena, FrameTable)> {
     let mut r = Reader { b: bytes, pos: 0 };
     let mut nodes: Vec<Node> = Vec::new();
     let mut table = FrameTable::default();
@@ -160,13 +262,7 @@ pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<D
                 if !stack.is_empty() || !marks.is_empty() {
                     return None;
                 }
-                let mut budget = MAX_EXPANDED;
-                let mut open = vec![false; nodes.len()];
-                let value = expand(&nodes, &table, root, &mut open, (0, &mut budget))?;
-                return Some(Decoded {
-                    value,
-                    frames: table,
-                });
+                return Some((Arena { nodes, root }, table));
             }
             b'(' => marks.push(stack.len()),
             b'0' => {

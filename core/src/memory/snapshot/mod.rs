@@ -48,6 +48,7 @@ pub mod history;
 mod history_tests;
 mod output;
 mod read;
+mod read_arena;
 mod replay;
 mod synthetic;
 #[cfg(test)]

@@ -36,6 +36,9 @@ enum Node {
     List(Vec<u32>),
     Dict(Vec<(u32, u32)>),
     Tuple(Vec<u32>),
+    /// A dict the caller's `fold` turned into record `n` of its own (declines if expanded or
+    /// added to).
+    Folded(u32),
 }
 
 struct Reader<'a> {
@@ -68,6 +71,53 @@ pub struct Decoded {
     pub value: Value,
     /// Every distinct string, frame and frame list of those entries, once.
     pub frames: FrameTable,
+}
+
+/// The decoder's stack of node ids, with the largest id at or below each position (what
+/// [`decode_arena`] asks before dropping nodes).
+#[derive(Default)]
+struct Stack {
+    items: Vec<u32>,
+    maxes: Vec<u32>,
+}
+
+impl std::ops::Deref for Stack {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        &self.items
+    }
+}
+
+impl Stack {
+    fn push(&mut self, n: u32) {
+        let m = self.maxes.last().map_or(n, |&m| m.max(n));
+        self.items.push(n);
+        self.maxes.push(m);
+    }
+
+    fn pop(&mut self) -> Option<u32> {
+        self.maxes.pop();
+        self.items.pop()
+    }
+
+    fn truncate(&mut self, n: usize) {
+        self.items.truncate(n);
+        self.maxes.truncate(n);
+    }
+
+    /// The items from `at` on, removed (`None` past the end).
+    fn split_off(&mut self, at: usize) -> Option<Vec<u32>> {
+        if at > self.items.len() {
+            return None;
+        }
+        self.maxes.truncate(at);
+        Some(self.items.split_off(at))
+    }
+
+    /// The largest node id on the stack (0 when empty).
+    fn max(&self) -> u32 {
+        self.maxes.last().copied().unwrap_or(0)
+    }
 }
 
 /// Memo slots kept in a vector (denser indices; PyTorch's pickles number them 0, 1, 2 …);
@@ -125,7 +175,7 @@ impl MemoTable {
 /// again. A `frames` value that is not a list declines; a list of anything but plain
 /// `{name, filename, line}` dicts is kept as a value (the reader interns it from there).
 pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<Decoded> {
-    let (arena, frames) = decode_arena(bytes, progress)?;
+    let (arena, frames, _) = decode_arena::<()>(bytes, progress, &mut |_, _, _| None)?;
     let mut x = Expander::new(&arena);
     let value = x.expand(arena.root, 0, &frames)?;
     Some(Decoded { value, frames })
@@ -154,6 +204,8 @@ pub enum View<'a> {
     Tuple(&'a [u32]),
     /// A dict's `(key, value)` entries, in the order the pickle set them.
     Dict(&'a [(u32, u32)]),
+    /// A dict folded into record `n` of the decoder's `fold`.
+    Folded(u32),
 }
 
 impl<'a> View<'a> {
@@ -175,16 +227,37 @@ impl Arena {
 
     /// Node `id` (`None` for an unknown id).
     pub fn view(&self, id: u32) -> Option<View<'_>> {
-        Some(match self.nodes.get(id as usize)? {
+        self.nodes().view(id)
+    }
+
+    /// Every node, as a `fold` sees them.
+    pub fn nodes(&self) -> Nodes<'_> {
+        Nodes(&self.nodes)
+    }
+}
+
+/// The nodes decoded so far, as a `fold` sees them ([`decode_arena`]).
+#[derive(Clone, Copy)]
+pub struct Nodes<'a>(&'a [Node]);
+
+impl<'a> Nodes<'a> {
+    /// Node `id` (`None` for an unknown id).
+    pub fn view(self, id: u32) -> Option<View<'a>> {
+        Some(match self.0.get(id as usize)? {
             Node::Scalar(v) => View::Scalar(v),
             Node::Str(s) => View::Str(*s),
             Node::Big => View::Big,
             Node::List(l) => View::List(l),
             Node::Tuple(l) => View::Tuple(l),
             Node::Dict(d) => View::Dict(d),
+            Node::Folded(n) => View::Folded(*n),
         })
     }
 }
+
+/// Turns a dict's entries, set all at once into an empty dict, into a record of the caller's
+/// (`None`: keep the dict).
+pub type Fold<'f, T> = dyn FnMut(&[(u32, u32)], Nodes<'_>, &FrameTable) -> Option<T> + 'f;
 
 /// Expands [`Arena`] nodes into [`Value`]s: a shared node once per reference, a cycle as `None`,
 /// at most [`MAX_EXPANDED`] values over all the nodes it expands.
@@ -222,15 +295,26 @@ impl<'a> Expander<'a> {
 }
 
 /// [`decode`] without expanding the value: the nodes, for [`Arena::view`] and [`Expander`],
-/// and the frame table.
-pub fn decode_arena(
+/// the frame table, and the records `fold` made.
+///
+/// `fold` sees every dict whose entries are all set by one `SETITEMS` (or `SETITEM`) into it
+/// while empty — the way `pickle.dump` writes a dict of under 1,000 entries — its `frames`
+/// already interned; where it returns a record, the dict becomes [`View::Folded`], and the
+/// nodes decoded for its entries alone (its integers, say) are dropped when nothing else can
+/// refer to them. Adding to a folded dict later, or expanding it, declines.
+pub fn decode_arena<T>(
     bytes: &[u8],
     progress: &mut dyn FnMut(usize) -> bool,
-) -> Option<(Arena, FrameTable)> {
+    fold: &mut Fold<'_, T>,
+) -> Option<(Arena, FrameTable, Vec<T>)> {
+    let mut folded: Vec<T> = Vec::new();
+    // The newest node the memo, the interned lists or a container other than the one being
+    // filled can refer to: nodes past it and past the stack are referred to by nothing else.
+    let mut pinned = 0u32;
     let mut r = Reader { b: bytes, pos: 0 };
     let mut nodes: Vec<Node> = Vec::new();
     let mut table = FrameTable::default();
-    let mut stack: Vec<u32> = Vec::new();
+    let mut stack = Stack::default();
     let mut marks: Vec<usize> = Vec::new();
     let mut memo = MemoTable::default();
     // Stack positions of `frames` keys waiting to be stored.
@@ -262,7 +346,7 @@ pub fn decode_arena(
                 if !stack.is_empty() || !marks.is_empty() {
                     return None;
                 }
-                return Some((Arena { nodes, root }, table));
+                return Some((Arena { nodes, root }, table, folded));
             }
             b'(' => marks.push(stack.len()),
             b'0' => {
@@ -320,7 +404,7 @@ pub fn decode_arena(
                     }
                     _ => marks.pop()?,
                 };
-                let items = stack.split_off(at);
+                let items = stack.split_off(at)?;
                 nodes.push(match op {
                     b'l' => Node::List(items),
                     b'd' => Node::Dict(pairs(items)?),
@@ -337,7 +421,7 @@ pub fn decode_arena(
                 if marks.last().is_some_and(|&m| m > at) {
                     return None;
                 }
-                let mut items = stack.split_off(at);
+                let mut items = stack.split_off(at)?;
                 let &target = stack.last()?;
                 if matches!(op, b's' | b'u') {
                     if !items.len().is_multiple_of(2) {
@@ -349,13 +433,32 @@ pub fn decode_arena(
                             frames_keys.pop();
                             let v = items.get_mut(k + 1)?;
                             *v = intern_list(&mut nodes, &mut table, &mut interned, *v)?;
+                            pinned = pinned.max(*v);
                         }
                     }
                 }
-                match (op, nodes.get_mut(target as usize)?) {
-                    (b'a' | b'e', Node::List(l)) => l.extend(items),
-                    (b's' | b'u', Node::Dict(d)) => d.extend(pairs(items)?),
-                    _ => return None,
+                let fresh = matches!(op, b's' | b'u')
+                    && matches!(nodes.get(target as usize), Some(Node::Dict(d)) if d.is_empty());
+                if fresh {
+                    let entries = pairs(items)?;
+                    if let Some(record) = fold(&entries, Nodes(&nodes), &table) {
+                        *nodes.get_mut(target as usize)? =
+                            Node::Folded(u32::try_from(folded.len()).ok()?);
+                        folded.push(record);
+                        if pinned <= target && stack.max() <= target {
+                            nodes.truncate(target as usize + 1);
+                        }
+                    } else {
+                        pinned = pinned.max(entries.iter().fold(0, |m, &(k, v)| m.max(k).max(v)));
+                        *nodes.get_mut(target as usize)? = Node::Dict(entries);
+                    }
+                } else {
+                    pinned = pinned.max(items.iter().copied().max().unwrap_or(0));
+                    match (op, nodes.get_mut(target as usize)?) {
+                        (b'a' | b'e', Node::List(l)) => l.extend(items),
+                        (b's' | b'u', Node::Dict(d)) => d.extend(pairs(items)?),
+                        _ => return None,
+                    }
                 }
             }
             0x94 | b'q' | b'r' => {
@@ -364,7 +467,9 @@ pub fn decode_arena(
                     b'q' => r.uint(1)?,
                     _ => r.uint(4)?,
                 };
-                memo.insert(idx, *stack.last()?);
+                let top = *stack.last()?;
+                pinned = pinned.max(top);
+                memo.insert(idx, top);
             }
             b'h' | b'j' => {
                 let idx = if op == b'h' { r.uint(1)? } else { r.uint(4)? };
@@ -584,7 +689,7 @@ fn expand(
     let v = match nodes.get(i)? {
         Node::Scalar(v) => v.clone(),
         Node::Str(id) => Value::String(table.text(*id).to_owned()),
-        Node::Big => return None,
+        Node::Big | Node::Folded(_) => return None,
         Node::List(items) => Value::List(
             items
                 .iter()

@@ -148,19 +148,23 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     // The fast path skips the `frames` of every block and event (most of a large file); it
     // declines anything it does not handle exactly, and serde-pickle decodes that instead.
     let mut cancelled = false;
-    let fast = crate::memory::unpickle::decode_arena(bytes, &mut |at| {
-        let done = PROGRESS_CHECKED
-            + (PROGRESS_DECODED - PROGRESS_CHECKED) * at as u64 / bytes.len().max(1) as u64;
-        cancelled = crate::progress::report(done, PROGRESS_TOTAL).is_err();
-        !cancelled
-    });
+    let fast = crate::memory::unpickle::decode_arena(
+        bytes,
+        &mut |at| {
+            let done = PROGRESS_CHECKED
+                + (PROGRESS_DECODED - PROGRESS_CHECKED) * at as u64 / bytes.len().max(1) as u64;
+            cancelled = crate::progress::report(done, PROGRESS_TOTAL).is_err();
+            !cancelled
+        },
+        &mut super::read_arena::fold_event,
+    );
     if cancelled {
         return Err(Error::Cancelled);
     }
     // The trace events are read from the decoder's nodes, the rest expanded into values
     // (`read_arena`); where that declines, serde-pickle decodes the file.
-    if let Some((arena, mut frames)) = fast {
-        let out = super::read_arena::extract_arena(&arena, summary.protocol, &mut frames);
+    if let Some((arena, mut frames, folded)) = fast {
+        let out = super::read_arena::extract_arena(&arena, folded, summary.protocol, &mut frames);
         if out.as_ref().is_some_and(|r| r == &Err(Error::Cancelled))
             && bytes.len() >= BACKGROUND_DROP_BYTES
         {

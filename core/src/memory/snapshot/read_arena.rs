@@ -20,15 +20,30 @@ use super::{
 };
 use crate::Error;
 use crate::memory::frames::{FrameTable, NO_FRAMES};
-use crate::memory::unpickle::{Arena, Expander, View};
+use crate::memory::unpickle::{Arena, Expander, Nodes, View};
 
-/// The snapshot in `arena` (decoded with `table`), or `None` where the fast path declines (the
-/// caller then decodes with `serde-pickle`).
+/// The decoder's `fold` ([`crate::memory::unpickle::decode_arena`]): a trace event's dict whose
+/// fields read are plain scalars, as its [`TraceEvent`] (`None`: left a dict).
+pub(super) fn fold_event(
+    entries: &[(u32, u32)],
+    nodes: Nodes<'_>,
+    table: &FrameTable,
+) -> Option<TraceEvent> {
+    plain_event(entries, nodes, table, true).ok()
+}
+
+/// The snapshot in `arena` (decoded with `table`; `folded`: the events [`fold_event`] made), or
+/// `None` where the fast path declines (the caller then decodes with `serde-pickle`).
 pub(super) fn extract_arena(
     arena: &Arena,
+    folded: Vec<TraceEvent>,
     protocol: u8,
     table: &mut FrameTable,
 ) -> Option<Result<Snapshot, Error>> {
+    let mut folded = Folded {
+        events: folded,
+        moved_to: None,
+    };
     let mut x = Expander::new(arena);
     let root = arena.root();
     // The top-level dict without `device_traces` (the last such entry wins, as in a dict).
@@ -59,7 +74,7 @@ pub(super) fn extract_arena(
         FrameIds::Fast,
         &mut |_, table| match traces_node {
             None => Some(Ok(Vec::new())),
-            Some(n) => traces_from_arena(arena, n, table, &mut x),
+            Some(n) => traces_from_arena(arena, n, table, &mut x, &mut folded),
         },
     );
     match out {
@@ -86,6 +101,7 @@ fn traces_from_arena(
     node: u32,
     table: &mut FrameTable,
     x: &mut Expander<'_>,
+    folded: &mut Folded,
 ) -> Traces {
     let devices = match items(arena, node) {
         Ok(l) => l,
@@ -119,8 +135,25 @@ fn traces_from_arena(
                 "more than {MAX_TRACE_EVENTS} trace events; warpscope reads at most that many"
             ))));
         }
-        let mut out = Vec::with_capacity(evs.len());
         let before = count - evs.len();
+        // Every folded event, in order, once: moved, not copied (one device's trace).
+        if folded.moved_to.is_none()
+            && evs.len() == folded.events.len()
+            && evs
+                .iter()
+                .enumerate()
+                .all(|(k, &ev)| matches!(arena.view(ev), Some(View::Folded(n)) if n as usize == k))
+        {
+            if let Err(e) =
+                report_events(PROGRESS_DECODED, PROGRESS_EXTRACTED, before, total_events)
+            {
+                return Some(Err(e));
+            }
+            folded.moved_to = Some(device_traces.len());
+            device_traces.push(std::mem::take(&mut folded.events));
+            continue;
+        }
+        let mut out = Vec::with_capacity(evs.len());
         for (k, &ev) in evs.iter().enumerate() {
             if k % PROGRESS_EVERY == 0
                 && let Err(e) = report_events(
@@ -131,6 +164,16 @@ fn traces_from_arena(
                 )
             {
                 return Some(Err(e));
+            }
+            if let Some(View::Folded(n)) = arena.view(ev) {
+                let e = match folded.moved_to {
+                    Some(d) => device_traces
+                        .get(d)
+                        .and_then(|t: &Vec<TraceEvent>| t.get(n as usize)),
+                    None => folded.events.get(n as usize),
+                };
+                out.push(e?.clone());
+                continue;
             }
             let e = match event(arena, ev, table) {
                 Read::Event(e) => e,
@@ -150,7 +193,14 @@ fn traces_from_arena(
     Some(Ok(device_traces))
 }
 
-enum Read {
+/// The events the decoder folded, until moved into one device's trace.
+struct Folded {
+    events: Vec<TraceEvent>,
+    /// The device whose trace they were moved into.
+    moved_to: Option<usize>,
+}
+
+pub(super) enum Read {
     Event(TraceEvent),
     /// Not plain scalars: read it from its expanded value.
     Slow,
@@ -160,9 +210,9 @@ enum Read {
 
 /// A scalar field's value: `Ok(None)` absent or `None`, `Err(read)` for anything the fast
 /// reading leaves to the expanded value (`Slow`) or declines.
-fn scalar<'a>(arena: &'a Arena, slot: Option<u32>) -> Result<Option<View<'a>>, Read> {
+fn scalar<'a>(nodes: Nodes<'a>, slot: Option<u32>) -> Result<Option<View<'a>>, Read> {
     let Some(n) = slot else { return Ok(None) };
-    match arena.view(n) {
+    match nodes.view(n) {
         Some(View::Scalar(Value::None)) => Ok(None),
         Some(v @ (View::Scalar(_) | View::Str(_))) => Ok(Some(v)),
         Some(View::Big) | None => Err(Read::Decline),
@@ -180,17 +230,25 @@ fn as_u64(v: View<'_>) -> Option<u64> {
 }
 
 /// The fields of event dict `ev` as `event_from_value` reads them, where they are plain.
-fn event(arena: &Arena, ev: u32, table: &mut FrameTable) -> Read {
-    match event_fields(arena, ev, table) {
+fn event(arena: &Arena, ev: u32, table: &FrameTable) -> Read {
+    let Some(View::Dict(entries)) = arena.view(ev) else {
+        return Read::Slow;
+    };
+    match plain_event(entries, arena.nodes(), table, false) {
         Ok(e) => Read::Event(e),
         Err(r) => r,
     }
 }
 
-fn event_fields(arena: &Arena, ev: u32, table: &mut FrameTable) -> Result<TraceEvent, Read> {
-    let Some(View::Dict(entries)) = arena.view(ev) else {
-        return Err(Read::Slow);
-    };
+/// The event of dict entries `entries`; `folding`: while decoding, the frame table still
+/// growing (an integer `frames` that is not yet a list id is then left to the end).
+fn plain_event(
+    entries: &[(u32, u32)],
+    nodes: Nodes<'_>,
+    table: &FrameTable,
+    folding: bool,
+) -> Result<TraceEvent, Read> {
+    let arena = nodes;
     let (mut action, mut addr, mut size, mut stream, mut device_free, mut frames) =
         (None, None, None, None, None, None);
     for &(k, v) in entries {
@@ -215,12 +273,12 @@ fn event_fields(arena: &Arena, ev: u32, table: &mut FrameTable) -> Result<TraceE
         };
         *slot = Some(v);
     }
-    let action = match scalar(arena, action)?.and_then(|v| v.str(table)) {
+    let action = match scalar(nodes, action)?.and_then(|v| v.str(table)) {
         Some(a) if a.len() <= 32 => a.to_owned(),
         Some(a) => a.chars().take(32).collect(),
         None => return Err(Read::Slow),
     };
-    let byte_count = |slot| match scalar(arena, slot)? {
+    let byte_count = |slot| match scalar(nodes, slot)? {
         None => Ok(None),
         Some(View::Scalar(Value::I64(i))) if *i >= 0 => Ok(Some(i.unsigned_abs())),
         // Refused with the event named: read from the value.
@@ -228,13 +286,14 @@ fn event_fields(arena: &Arena, ev: u32, table: &mut FrameTable) -> Result<TraceE
     };
     let addr = byte_count(addr)?;
     let size = byte_count(size)?.unwrap_or(0);
-    let stream = scalar(arena, stream)?.and_then(as_u64).unwrap_or(0);
-    let device_free = scalar(arena, device_free)?.and_then(as_u64);
-    let frames = match scalar(arena, frames)? {
-        Some(View::Scalar(Value::I64(id))) => u32::try_from(*id)
-            .ok()
-            .filter(|&id| (id as usize) < table.lists())
-            .unwrap_or(NO_FRAMES),
+    let stream = scalar(nodes, stream)?.and_then(as_u64).unwrap_or(0);
+    let device_free = scalar(nodes, device_free)?.and_then(as_u64);
+    let frames = match scalar(nodes, frames)? {
+        Some(View::Scalar(Value::I64(id))) => match u32::try_from(*id) {
+            Ok(id) if (id as usize) < table.lists() => id,
+            _ if folding => return Err(Read::Slow),
+            _ => NO_FRAMES,
+        },
         // Any other scalar is no frame list.
         _ => NO_FRAMES,
     };

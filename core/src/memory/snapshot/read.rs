@@ -4,6 +4,7 @@
 //! checked, every count bounded, nothing indexed that the file could make out of range.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_pickle::{HashableValue, Value};
 
@@ -136,9 +137,6 @@ pub fn read_file(path: &str) -> Result<Snapshot, Error> {
 /// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     crate::progress::report(0, PROGRESS_TOTAL)?;
-    // The expansion limit applies to serde-pickle's copies; the fast path bounds its own.
-    let summary = pickle::check_opcodes(bytes)?;
-    crate::progress::report(PROGRESS_CHECKED, PROGRESS_TOTAL)?;
     // serde-pickle 1.2 counts memo references per occurrence in the stream, but expands a shared
     // container once per reference; a reference nested inside a shared container (PyTorch shares
     // stack-frame dicts and their strings between blocks and trace events) then runs out and is
@@ -147,17 +145,60 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     // one that did come back `None` would be reported as missing, never read as a number.
     // The fast path skips the `frames` of every block and event (most of a large file); it
     // declines anything it does not handle exactly, and serde-pickle decodes that instead.
+    //
+    // The expansion limit applies to serde-pickle's copies; the fast path bounds its own. On a
+    // large file the opcode guard runs on a thread of its own beside the fast decoder (two
+    // passes over the mapped file at once); its verdict still comes first — a file it refuses
+    // is refused with its message, whatever the decoder made of it — and a refusal stops the
+    // decoder at its next progress report (every 4 MiB).
+    let refused = AtomicBool::new(false);
     let mut cancelled = false;
-    let fast = crate::memory::unpickle::decode_arena(
-        bytes,
-        &mut |at| {
-            let done = PROGRESS_CHECKED
-                + (PROGRESS_DECODED - PROGRESS_CHECKED) * at as u64 / bytes.len().max(1) as u64;
-            cancelled = crate::progress::report(done, PROGRESS_TOTAL).is_err();
-            !cancelled
-        },
-        &mut super::read_arena::fold_event,
-    );
+    let mut decode = || {
+        crate::memory::unpickle::decode_arena(
+            bytes,
+            &mut |at| {
+                let done = PROGRESS_CHECKED
+                    + (PROGRESS_DECODED - PROGRESS_CHECKED) * at as u64 / bytes.len().max(1) as u64;
+                cancelled = crate::progress::report(done, PROGRESS_TOTAL).is_err();
+                !cancelled && !refused.load(Ordering::Relaxed)
+            },
+            &mut super::read_arena::fold_event,
+        )
+    };
+    let guarded = bytes.len() >= PARALLEL_GUARD_BYTES;
+    let (summary, fast) = std::thread::scope(|sc| {
+        let guard = guarded
+            .then(|| {
+                std::thread::Builder::new()
+                    .name("snapshot-guard".into())
+                    .spawn_scoped(sc, || {
+                        let r = pickle::check_opcodes(bytes);
+                        if r.is_err() {
+                            refused.store(true, Ordering::Relaxed);
+                        }
+                        r
+                    })
+                    .ok()
+            })
+            .flatten();
+        match guard {
+            Some(h) => {
+                let fast = decode();
+                match h.join() {
+                    Ok(summary) => (summary, fast),
+                    Err(p) => std::panic::resume_unwind(p),
+                }
+            }
+            None => match pickle::check_opcodes(bytes) {
+                Ok(summary) => match crate::progress::report(PROGRESS_CHECKED, PROGRESS_TOTAL) {
+                    Ok(()) => (Ok(summary), decode()),
+                    Err(e) => (Err(e), None),
+                },
+                Err(e) => (Err(e), None),
+            },
+        }
+    });
+    let summary = summary?;
     if cancelled {
         return Err(Error::Cancelled);
     }
@@ -224,6 +265,9 @@ pub(super) fn parse_expanded(bytes: &[u8]) -> Option<Result<Snapshot, Error>> {
         }),
     )
 }
+
+/// Files at least this large are checked by the opcode guard beside the decoder ([`parse`]).
+const PARALLEL_GUARD_BYTES: usize = 4 << 20;
 
 /// Files at least this large have their decoded value freed on another thread when cancelled.
 const BACKGROUND_DROP_BYTES: usize = 16 << 20;

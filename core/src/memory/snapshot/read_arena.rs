@@ -445,4 +445,16 @@ mod tests {
             assert!(parse(&bytes) == want);
         }
     }
+
+    #[test]
+    fn a_large_file_the_guard_refuses_is_refused_with_its_message() {
+        // Large enough for the guard to run beside the decoder (`PARALLEL_GUARD_BYTES`).
+        let mut bytes = crate::memory::snapshot::synthetic(60_000, 3, 1).expect("synthetic");
+        assert!(bytes.len() >= 4 << 20, "{}", bytes.len());
+        assert_eq!(bytes.pop(), Some(b'.'));
+        bytes.extend_from_slice(b"cos\nsystem\n.");
+        let want = crate::memory::pickle::check_opcodes(&bytes).expect_err("refused");
+        assert!(want.to_string().contains("os.system"), "{want}");
+        assert_eq!(parse(&bytes).err(), Some(want));
+    }
 }

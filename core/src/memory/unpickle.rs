@@ -255,9 +255,32 @@ impl<'a> Nodes<'a> {
     }
 }
 
-/// Turns a dict's entries, set all at once into an empty dict, into a record of the caller's
-/// (`None`: keep the dict).
-pub type Fold<'f, T> = dyn FnMut(&[(u32, u32)], Nodes<'_>, &FrameTable) -> Option<T> + 'f;
+/// Turns a dict's entries — keys and values alternating — set all at once into an empty dict,
+/// into a record of the caller's (`None`: keep the dict).
+pub type Fold<'f, T> = dyn FnMut(&[u32], Nodes<'_>, &FrameTable) -> Option<T> + 'f;
+
+/// A map keyed by node id, hashed by one multiplication (ids are dense and not chosen by a
+/// file's author beyond their order; SipHash cost a few percent of a large read).
+type IdMap = HashMap<u32, u32, std::hash::BuildHasherDefault<IdHasher>>;
+
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// Expands [`Arena`] nodes into [`Value`]s: a shared node once per reference, a cycle as `None`,
 /// at most [`MAX_EXPANDED`] values over all the nodes it expands.
@@ -320,7 +343,9 @@ pub fn decode_arena<T>(
     // Stack positions of `frames` keys waiting to be stored.
     let mut frames_keys: Vec<usize> = Vec::new();
     // Frame-list nodes already interned → the node of their list id.
-    let mut interned: HashMap<u32, u32> = HashMap::new();
+    let mut interned = IdMap::default();
+    // The items a SETITEMS or APPENDS takes off the stack (one buffer, reused).
+    let mut scratch: Vec<u32> = Vec::new();
     let mut next_report = 4 << 20;
     loop {
         if r.pos >= next_report {
@@ -407,7 +432,7 @@ pub fn decode_arena<T>(
                 let items = stack.split_off(at)?;
                 nodes.push(match op {
                     b'l' => Node::List(items),
-                    b'd' => Node::Dict(pairs(items)?),
+                    b'd' => Node::Dict(pairs(&items)?),
                     _ => Node::Tuple(items),
                 });
                 stack.push(u32::try_from(nodes.len() - 1).ok()?);
@@ -421,7 +446,10 @@ pub fn decode_arena<T>(
                 if marks.last().is_some_and(|&m| m > at) {
                     return None;
                 }
-                let mut items = stack.split_off(at)?;
+                let items = &mut scratch;
+                items.clear();
+                items.extend_from_slice(stack.get(at..)?);
+                stack.truncate(at);
                 let &target = stack.last()?;
                 if matches!(op, b's' | b'u') {
                     if !items.len().is_multiple_of(2) {
@@ -440,8 +468,10 @@ pub fn decode_arena<T>(
                 let fresh = matches!(op, b's' | b'u')
                     && matches!(nodes.get(target as usize), Some(Node::Dict(d)) if d.is_empty());
                 if fresh {
-                    let entries = pairs(items)?;
-                    if let Some(record) = fold(&entries, Nodes(&nodes), &table) {
+                    if !items.len().is_multiple_of(2) {
+                        return None;
+                    }
+                    if let Some(record) = fold(items, Nodes(&nodes), &table) {
                         *nodes.get_mut(target as usize)? =
                             Node::Folded(u32::try_from(folded.len()).ok()?);
                         folded.push(record);
@@ -449,13 +479,13 @@ pub fn decode_arena<T>(
                             nodes.truncate(target as usize + 1);
                         }
                     } else {
-                        pinned = pinned.max(entries.iter().fold(0, |m, &(k, v)| m.max(k).max(v)));
-                        *nodes.get_mut(target as usize)? = Node::Dict(entries);
+                        pinned = pinned.max(items.iter().copied().max().unwrap_or(0));
+                        *nodes.get_mut(target as usize)? = Node::Dict(pairs(items)?);
                     }
                 } else {
                     pinned = pinned.max(items.iter().copied().max().unwrap_or(0));
                     match (op, nodes.get_mut(target as usize)?) {
-                        (b'a' | b'e', Node::List(l)) => l.extend(items),
+                        (b'a' | b'e', Node::List(l)) => l.extend_from_slice(items),
                         (b's' | b'u', Node::Dict(d)) => d.extend(pairs(items)?),
                         _ => return None,
                     }
@@ -508,7 +538,7 @@ fn node_str<'a>(node: &'a Node, table: &'a FrameTable) -> Option<&'a str> {
 fn intern_list(
     nodes: &mut Vec<Node>,
     table: &mut FrameTable,
-    interned: &mut HashMap<u32, u32>,
+    interned: &mut IdMap,
     value: u32,
 ) -> Option<u32> {
     if let Some(&marker) = interned.get(&value) {
@@ -633,7 +663,7 @@ fn at_key_position(nodes: &[Node], stack: &[u32], marks: &[usize]) -> bool {
     }
 }
 
-fn pairs(items: Vec<u32>) -> Option<Vec<(u32, u32)>> {
+fn pairs(items: &[u32]) -> Option<Vec<(u32, u32)>> {
     if !items.len().is_multiple_of(2) {
         return None;
     }

@@ -25,7 +25,7 @@ use crate::memory::unpickle::{Arena, Expander, Nodes, View};
 /// The decoder's `fold` ([`crate::memory::unpickle::decode_arena`]): a trace event's dict whose
 /// fields read are plain scalars, as its [`TraceEvent`] (`None`: left a dict).
 pub(super) fn fold_event(
-    entries: &[(u32, u32)],
+    entries: &[u32],
     nodes: Nodes<'_>,
     table: &FrameTable,
 ) -> Option<TraceEvent> {
@@ -234,16 +234,17 @@ fn event(arena: &Arena, ev: u32, table: &FrameTable) -> Read {
     let Some(View::Dict(entries)) = arena.view(ev) else {
         return Read::Slow;
     };
-    match plain_event(entries, arena.nodes(), table, false) {
+    let flat: Vec<u32> = entries.iter().flat_map(|&(k, v)| [k, v]).collect();
+    match plain_event(&flat, arena.nodes(), table, false) {
         Ok(e) => Read::Event(e),
         Err(r) => r,
     }
 }
 
-/// The event of dict entries `entries`; `folding`: while decoding, the frame table still
+/// The event of dict entries `entries` (keys and values alternating); `folding`: while decoding, the frame table still
 /// growing (an integer `frames` that is not yet a list id is then left to the end).
 fn plain_event(
-    entries: &[(u32, u32)],
+    entries: &[u32],
     nodes: Nodes<'_>,
     table: &FrameTable,
     folding: bool,
@@ -251,7 +252,10 @@ fn plain_event(
     let arena = nodes;
     let (mut action, mut addr, mut size, mut stream, mut device_free, mut frames) =
         (None, None, None, None, None, None);
-    for &(k, v) in entries {
+    for pair in entries.chunks_exact(2) {
+        let &[k, v] = pair else {
+            return Err(Read::Slow);
+        };
         let key = arena.view(k).and_then(|k| k.str(table)).ok_or(Read::Slow)?;
         let slot = match key.as_bytes() {
             b"action" => &mut action,

@@ -17,18 +17,21 @@ fn main() -> std::process::ExitCode {
     let t0 = Instant::now();
     let result = snapshot::read_file(&path).and_then(|s| {
         let read = t0.elapsed().as_secs_f64();
+        let read_peak = peak_rss_mib();
         let a = snapshot::analyse(&path, &s, -1)?;
-        Ok((read, s, a))
+        Ok(((read, read_peak), s, a))
     });
     match result {
-        Ok((read, s, a)) => {
+        Ok(((read, read_peak), s, a)) => {
             println!(
-                "events {} frame_lists {} read_s {:.3} total_s {:.3} histories {}",
+                "events {} frame_lists {} read_s {:.3} total_s {:.3} histories {} peak_rss_mib after read {} after analyse {}",
                 a.output.trace_events,
                 s.frames.lists(),
                 read,
                 t0.elapsed().as_secs_f64(),
-                a.histories.len()
+                a.histories.len(),
+                read_peak,
+                peak_rss_mib()
             );
             std::process::ExitCode::SUCCESS
         }
@@ -37,4 +40,16 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// The process's peak resident memory so far (MiB; Linux's `VmHWM`, `?` elsewhere).
+fn peak_rss_mib() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or_else(|| "?".to_owned(), |kib| (kib / 1024).to_string())
 }

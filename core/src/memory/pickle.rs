@@ -54,6 +54,76 @@ enum Item {
     Node(u32),
 }
 
+/// The guard's memo: slots kept in a vector while the indices stay dense (PyTorch's pickles
+/// number them 0, 1, 2 …), any index far past the stored ones in a map — a lookup costs an
+/// index, not a hash, and a hostile `BINPUT 4294967295` does not grow the vector. A dense slot
+/// is an [`Item`] packed into 8 bytes ([`pack`]).
+#[derive(Default)]
+struct Memo {
+    dense: Vec<u64>,
+    sparse: HashMap<u64, Item>,
+    /// Distinct indices stored.
+    len: usize,
+}
+
+/// How far past the dense slots an index may be and still grow them.
+const MEMO_SLACK: u64 = 1 << 16;
+/// A dense slot never stored.
+const EMPTY_SLOT: u64 = u64::MAX;
+const NODE_BIT: u64 = 1 << 63;
+
+/// `item` in 8 bytes: a node with the top bit set, a leaf's cost (below 2⁶³: at most the file's
+/// length plus 32) without.
+fn pack(item: Item) -> u64 {
+    match item {
+        Item::Node(n) => NODE_BIT | u64::from(n),
+        Item::Leaf(w) => w.min(NODE_BIT - 1),
+    }
+}
+
+fn unpack(slot: u64) -> Option<Item> {
+    match slot {
+        EMPTY_SLOT => None,
+        s if s & NODE_BIT != 0 => Some(Item::Node(s as u32)),
+        s => Some(Item::Leaf(s)),
+    }
+}
+
+impl Memo {
+    fn insert(&mut self, id: u64, item: Item) {
+        let dense_len = self.dense.len() as u64;
+        if id < dense_len.saturating_add(MEMO_SLACK) {
+            let i = id as usize;
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, EMPTY_SLOT);
+            }
+            if let Some(slot) = self.dense.get_mut(i) {
+                let was_sparse = !self.sparse.is_empty() && self.sparse.remove(&id).is_some();
+                if std::mem::replace(slot, pack(item)) == EMPTY_SLOT && !was_sparse {
+                    self.len += 1;
+                }
+            }
+        } else if self.sparse.insert(id, item).is_none() {
+            self.len += 1;
+        }
+    }
+
+    fn get(&self, id: u64) -> Option<Item> {
+        match usize::try_from(id)
+            .ok()
+            .and_then(|i| self.dense.get(i))
+            .and_then(|&s| unpack(s))
+        {
+            Some(item) => Some(item),
+            None => self.sparse.get(&id).copied(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 fn refused(op: u8, pos: usize, extra: &str) -> Error {
     let name = match op {
         b'c' => "GLOBAL",
@@ -163,7 +233,7 @@ pub fn check_opcodes(bytes: &[u8]) -> Result<PickleSummary, Error> {
     let mut edges: Vec<(u32, u32)> = Vec::new();
     let mut stack: Vec<Item> = Vec::new();
     let mut marks: Vec<usize> = Vec::new();
-    let mut memo: HashMap<u64, Item> = HashMap::new();
+    let mut memo = Memo::default();
     let mut protocol = 0u8;
     let underflow =
         |pos: usize| Error::BadInput(format!("corrupt pickle: stack underflow at byte {pos}"));
@@ -275,7 +345,7 @@ pub fn check_opcodes(bytes: &[u8]) -> Result<PickleSummary, Error> {
                     b'h' => s.le(1, "BINGET")?,
                     _ => s.le(4, "LONG_BINGET")?,
                 };
-                let v = *memo.get(&id).ok_or_else(|| {
+                let v = memo.get(id).ok_or_else(|| {
                     Error::BadInput(format!(
                         "corrupt pickle: byte {at} refers to memo {id}, never stored"
                     ))
@@ -345,18 +415,18 @@ pub fn check_opcodes(bytes: &[u8]) -> Result<PickleSummary, Error> {
                 if stack.len() < frame_len + k {
                     return Err(underflow(at));
                 }
-                let items = stack.split_off(stack.len() - k);
                 let n = new_node!();
-                for it in items {
+                let from = stack.len() - k;
+                for it in stack.drain(from..) {
                     add!(n, it);
                 }
                 stack.push(Item::Node(n));
             }
             b't' | b'l' | b'd' => {
                 let m = marks.pop().ok_or_else(|| underflow(at))?;
-                let items = stack.split_off(m.min(stack.len()));
                 let n = new_node!();
-                for it in items {
+                let from = m.min(stack.len());
+                for it in stack.drain(from..) {
                     add!(n, it);
                 }
                 stack.push(Item::Node(n));
@@ -366,21 +436,21 @@ pub fn check_opcodes(bytes: &[u8]) -> Result<PickleSummary, Error> {
                 if stack.len() < frame_len + k + 1 {
                     return Err(underflow(at));
                 }
-                let items = stack.split_off(stack.len() - k);
-                let Some(Item::Node(t)) = stack.last().copied() else {
+                let from = stack.len() - k;
+                let Some(&Item::Node(t)) = stack.get(from - 1) else {
                     return Err(bad_target(at));
                 };
-                for it in items {
+                for it in stack.drain(from..) {
                     add!(t, it);
                 }
             }
             b'e' | b'u' => {
                 let m = marks.pop().ok_or_else(|| underflow(at))?;
-                let items = stack.split_off(m.min(stack.len()));
-                let Some(Item::Node(t)) = stack.last().copied() else {
+                let from = m.min(stack.len());
+                let Some(&Item::Node(t)) = from.checked_sub(1).and_then(|i| stack.get(i)) else {
                     return Err(bad_target(at));
                 };
-                for it in items {
+                for it in stack.drain(from..) {
                     add!(t, it);
                 }
             }
@@ -412,7 +482,8 @@ pub fn check_opcodes(bytes: &[u8]) -> Result<PickleSummary, Error> {
         )));
     }
     // Expanded size and depth of the root, each shared (memoised) container counted per use.
-    edges.sort_unstable();
+    // Edges grouped by parent (a counting sort), each group in child order: what sorting the
+    // pairs gives, in linear time for the millions of a large trace.
     let mut start = vec![0usize; own.len() + 1];
     for &(p, _) in &edges {
         start[p as usize + 1] += 1;
@@ -420,6 +491,19 @@ pub fn check_opcodes(bytes: &[u8]) -> Result<PickleSummary, Error> {
     for i in 0..own.len() {
         start[i + 1] += start[i];
     }
+    let mut next = start.clone();
+    let mut children = vec![0u32; edges.len()];
+    for &(p, c) in &edges {
+        let slot = &mut next[p as usize];
+        children[*slot] = c;
+        *slot += 1;
+    }
+    drop(next);
+    drop(edges);
+    for i in 0..own.len() {
+        children[start[i]..start[i + 1]].sort_unstable();
+    }
+    let edges = children;
     let (decoded_bytes, depth) = match root {
         Item::Leaf(w) => (w, 0),
         Item::Node(r) => {
@@ -441,7 +525,7 @@ fn expand(
     n: u32,
     level: usize,
     own: &[u64],
-    edges: &[(u32, u32)],
+    edges: &[u32],
     start: &[usize],
     done: &mut [Option<(u64, usize)>],
     on_path: &mut [bool],
@@ -463,7 +547,7 @@ fn expand(
     }
     on_path[i] = true;
     let (mut w, mut h) = (own[i], 1usize);
-    for &(_, c) in &edges[start[i]..start[i + 1]] {
+    for &c in &edges[start[i]..start[i + 1]] {
         let (cw, ch) = expand(c, level + 1, own, edges, start, done, on_path)?;
         w = w.saturating_add(cw);
         h = h.max(ch + 1);

@@ -36,6 +36,9 @@ enum Node {
     List(Vec<u32>),
     Dict(Vec<(u32, u32)>),
     Tuple(Vec<u32>),
+    /// A dict the caller's `fold` turned into record `n` of its own (declines if expanded or
+    /// added to).
+    Folded(u32),
 }
 
 struct Reader<'a> {
@@ -68,6 +71,53 @@ pub struct Decoded {
     pub value: Value,
     /// Every distinct string, frame and frame list of those entries, once.
     pub frames: FrameTable,
+}
+
+/// The decoder's stack of node ids, with the largest id at or below each position (what
+/// [`decode_arena`] asks before dropping nodes).
+#[derive(Default)]
+struct Stack {
+    items: Vec<u32>,
+    maxes: Vec<u32>,
+}
+
+impl std::ops::Deref for Stack {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        &self.items
+    }
+}
+
+impl Stack {
+    fn push(&mut self, n: u32) {
+        let m = self.maxes.last().map_or(n, |&m| m.max(n));
+        self.items.push(n);
+        self.maxes.push(m);
+    }
+
+    fn pop(&mut self) -> Option<u32> {
+        self.maxes.pop();
+        self.items.pop()
+    }
+
+    fn truncate(&mut self, n: usize) {
+        self.items.truncate(n);
+        self.maxes.truncate(n);
+    }
+
+    /// The items from `at` on, removed (`None` past the end).
+    fn split_off(&mut self, at: usize) -> Option<Vec<u32>> {
+        if at > self.items.len() {
+            return None;
+        }
+        self.maxes.truncate(at);
+        Some(self.items.split_off(at))
+    }
+
+    /// The largest node id on the stack (0 when empty).
+    fn max(&self) -> u32 {
+        self.maxes.last().copied().unwrap_or(0)
+    }
 }
 
 /// Memo slots kept in a vector (denser indices; PyTorch's pickles number them 0, 1, 2 …);
@@ -125,16 +175,177 @@ impl MemoTable {
 /// again. A `frames` value that is not a list declines; a list of anything but plain
 /// `{name, filename, line}` dicts is kept as a value (the reader interns it from there).
 pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<Decoded> {
+    let (arena, frames, _) = decode_arena::<()>(bytes, progress, &mut |_, _, _| None)?;
+    let mut x = Expander::new(&arena);
+    let value = x.expand(arena.root, 0, &frames)?;
+    Some(Decoded { value, frames })
+}
+
+/// A decoded pickle before expansion: its containers and scalars as nodes, referenced by index
+/// (a memo-shared container is one node), for readers that look at a few fields of many
+/// containers without building them as values ([`Arena::view`]).
+pub struct Arena {
+    nodes: Vec<Node>,
+    root: u32,
+}
+
+/// One node of an [`Arena`], borrowed.
+#[derive(Clone, Copy)]
+pub enum View<'a> {
+    /// A scalar (a string read outside any `frames` entry included).
+    Scalar(&'a Value),
+    /// A string interned in the frame table (its id there).
+    Str(u32),
+    /// An integer beyond 64 bits read inside a `frames` entry (a value cannot hold it).
+    Big,
+    /// A list's items.
+    List(&'a [u32]),
+    /// A tuple's items.
+    Tuple(&'a [u32]),
+    /// A dict's `(key, value)` entries, in the order the pickle set them.
+    Dict(&'a [(u32, u32)]),
+    /// A dict folded into record `n` of the decoder's `fold`.
+    Folded(u32),
+}
+
+impl<'a> View<'a> {
+    /// The string this node holds, if it is one (`table`: the frame table decoded with it).
+    pub fn str(self, table: &'a FrameTable) -> Option<&'a str> {
+        match self {
+            View::Scalar(Value::String(s)) => Some(s),
+            View::Str(id) => Some(table.text(id)),
+            _ => None,
+        }
+    }
+}
+
+impl Arena {
+    /// The root node.
+    pub fn root(&self) -> u32 {
+        self.root
+    }
+
+    /// Node `id` (`None` for an unknown id).
+    pub fn view(&self, id: u32) -> Option<View<'_>> {
+        self.nodes().view(id)
+    }
+
+    /// Every node, as a `fold` sees them.
+    pub fn nodes(&self) -> Nodes<'_> {
+        Nodes(&self.nodes)
+    }
+}
+
+/// The nodes decoded so far, as a `fold` sees them ([`decode_arena`]).
+#[derive(Clone, Copy)]
+pub struct Nodes<'a>(&'a [Node]);
+
+impl<'a> Nodes<'a> {
+    /// Node `id` (`None` for an unknown id).
+    pub fn view(self, id: u32) -> Option<View<'a>> {
+        Some(match self.0.get(id as usize)? {
+            Node::Scalar(v) => View::Scalar(v),
+            Node::Str(s) => View::Str(*s),
+            Node::Big => View::Big,
+            Node::List(l) => View::List(l),
+            Node::Tuple(l) => View::Tuple(l),
+            Node::Dict(d) => View::Dict(d),
+            Node::Folded(n) => View::Folded(*n),
+        })
+    }
+}
+
+/// Turns a dict's entries — keys and values alternating — set all at once into an empty dict,
+/// into a record of the caller's (`None`: keep the dict).
+pub type Fold<'f, T> = dyn FnMut(&[u32], Nodes<'_>, &FrameTable) -> Option<T> + 'f;
+
+/// A map keyed by node id, hashed by one multiplication (ids are dense and not chosen by a
+/// file's author beyond their order; SipHash cost a few percent of a large read).
+type IdMap = HashMap<u32, u32, std::hash::BuildHasherDefault<IdHasher>>;
+
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Expands [`Arena`] nodes into [`Value`]s: a shared node once per reference, a cycle as `None`,
+/// at most [`MAX_EXPANDED`] values over all the nodes it expands.
+pub struct Expander<'a> {
+    arena: &'a Arena,
+    open: Vec<bool>,
+    budget: u64,
+}
+
+impl<'a> Expander<'a> {
+    /// An expander of `arena`'s nodes with the whole budget.
+    pub fn new(arena: &'a Arena) -> Self {
+        Expander {
+            arena,
+            open: vec![false; arena.nodes.len()],
+            budget: MAX_EXPANDED,
+        }
+    }
+
+    /// Node `id` as a value, `depth` containers deep (`table`: the frame table decoded with the
+    /// arena); `None` when it holds an integer beyond 64 bits, nests too deep or runs past the
+    /// budget — and the expander is then spent.
+    pub fn expand(&mut self, id: u32, depth: usize, table: &FrameTable) -> Option<Value> {
+        let mut budget = self.budget;
+        let v = expand(
+            &self.arena.nodes,
+            table,
+            id,
+            &mut self.open,
+            (depth, &mut budget),
+        );
+        self.budget = budget;
+        v
+    }
+}
+
+/// [`decode`] without expanding the value: the nodes, for [`Arena::view`] and [`Expander`],
+/// the frame table, and the records `fold` made.
+///
+/// `fold` sees every dict whose entries are all set by one `SETITEMS` (or `SETITEM`) into it
+/// while empty — the way `pickle.dump` writes a dict of under 1,000 entries — its `frames`
+/// already interned; where it returns a record, the dict becomes [`View::Folded`], and the
+/// nodes decoded for its entries alone (its integers, say) are dropped when nothing else can
+/// refer to them. Adding to a folded dict later, or expanding it, declines.
+pub fn decode_arena<T>(
+    bytes: &[u8],
+    progress: &mut dyn FnMut(usize) -> bool,
+    fold: &mut Fold<'_, T>,
+) -> Option<(Arena, FrameTable, Vec<T>)> {
+    let mut folded: Vec<T> = Vec::new();
+    // The newest node the memo, the interned lists or a container other than the one being
+    // filled can refer to: nodes past it and past the stack are referred to by nothing else.
+    let mut pinned = 0u32;
     let mut r = Reader { b: bytes, pos: 0 };
     let mut nodes: Vec<Node> = Vec::new();
     let mut table = FrameTable::default();
-    let mut stack: Vec<u32> = Vec::new();
+    let mut stack = Stack::default();
     let mut marks: Vec<usize> = Vec::new();
     let mut memo = MemoTable::default();
     // Stack positions of `frames` keys waiting to be stored.
     let mut frames_keys: Vec<usize> = Vec::new();
     // Frame-list nodes already interned → the node of their list id.
-    let mut interned: HashMap<u32, u32> = HashMap::new();
+    let mut interned = IdMap::default();
+    // The items a SETITEMS or APPENDS takes off the stack (one buffer, reused).
+    let mut scratch: Vec<u32> = Vec::new();
     let mut next_report = 4 << 20;
     loop {
         if r.pos >= next_report {
@@ -160,13 +371,7 @@ pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<D
                 if !stack.is_empty() || !marks.is_empty() {
                     return None;
                 }
-                let mut budget = MAX_EXPANDED;
-                let mut open = vec![false; nodes.len()];
-                let value = expand(&nodes, &table, root, &mut open, (0, &mut budget))?;
-                return Some(Decoded {
-                    value,
-                    frames: table,
-                });
+                return Some((Arena { nodes, root }, table, folded));
             }
             b'(' => marks.push(stack.len()),
             b'0' => {
@@ -224,10 +429,10 @@ pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<D
                     }
                     _ => marks.pop()?,
                 };
-                let items = stack.split_off(at);
+                let items = stack.split_off(at)?;
                 nodes.push(match op {
                     b'l' => Node::List(items),
-                    b'd' => Node::Dict(pairs(items)?),
+                    b'd' => Node::Dict(pairs(&items)?),
                     _ => Node::Tuple(items),
                 });
                 stack.push(u32::try_from(nodes.len() - 1).ok()?);
@@ -241,7 +446,10 @@ pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<D
                 if marks.last().is_some_and(|&m| m > at) {
                     return None;
                 }
-                let mut items = stack.split_off(at);
+                let items = &mut scratch;
+                items.clear();
+                items.extend_from_slice(stack.get(at..)?);
+                stack.truncate(at);
                 let &target = stack.last()?;
                 if matches!(op, b's' | b'u') {
                     if !items.len().is_multiple_of(2) {
@@ -253,13 +461,34 @@ pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<D
                             frames_keys.pop();
                             let v = items.get_mut(k + 1)?;
                             *v = intern_list(&mut nodes, &mut table, &mut interned, *v)?;
+                            pinned = pinned.max(*v);
                         }
                     }
                 }
-                match (op, nodes.get_mut(target as usize)?) {
-                    (b'a' | b'e', Node::List(l)) => l.extend(items),
-                    (b's' | b'u', Node::Dict(d)) => d.extend(pairs(items)?),
-                    _ => return None,
+                let fresh = matches!(op, b's' | b'u')
+                    && matches!(nodes.get(target as usize), Some(Node::Dict(d)) if d.is_empty());
+                if fresh {
+                    if !items.len().is_multiple_of(2) {
+                        return None;
+                    }
+                    if let Some(record) = fold(items, Nodes(&nodes), &table) {
+                        *nodes.get_mut(target as usize)? =
+                            Node::Folded(u32::try_from(folded.len()).ok()?);
+                        folded.push(record);
+                        if pinned <= target && stack.max() <= target {
+                            nodes.truncate(target as usize + 1);
+                        }
+                    } else {
+                        pinned = pinned.max(items.iter().copied().max().unwrap_or(0));
+                        *nodes.get_mut(target as usize)? = Node::Dict(pairs(items)?);
+                    }
+                } else {
+                    pinned = pinned.max(items.iter().copied().max().unwrap_or(0));
+                    match (op, nodes.get_mut(target as usize)?) {
+                        (b'a' | b'e', Node::List(l)) => l.extend_from_slice(items),
+                        (b's' | b'u', Node::Dict(d)) => d.extend(pairs(items)?),
+                        _ => return None,
+                    }
                 }
             }
             0x94 | b'q' | b'r' => {
@@ -268,7 +497,9 @@ pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<D
                     b'q' => r.uint(1)?,
                     _ => r.uint(4)?,
                 };
-                memo.insert(idx, *stack.last()?);
+                let top = *stack.last()?;
+                pinned = pinned.max(top);
+                memo.insert(idx, top);
             }
             b'h' | b'j' => {
                 let idx = if op == b'h' { r.uint(1)? } else { r.uint(4)? };
@@ -307,7 +538,7 @@ fn node_str<'a>(node: &'a Node, table: &'a FrameTable) -> Option<&'a str> {
 fn intern_list(
     nodes: &mut Vec<Node>,
     table: &mut FrameTable,
-    interned: &mut HashMap<u32, u32>,
+    interned: &mut IdMap,
     value: u32,
 ) -> Option<u32> {
     if let Some(&marker) = interned.get(&value) {
@@ -432,7 +663,7 @@ fn at_key_position(nodes: &[Node], stack: &[u32], marks: &[usize]) -> bool {
     }
 }
 
-fn pairs(items: Vec<u32>) -> Option<Vec<(u32, u32)>> {
+fn pairs(items: &[u32]) -> Option<Vec<(u32, u32)>> {
     if !items.len().is_multiple_of(2) {
         return None;
     }
@@ -488,7 +719,7 @@ fn expand(
     let v = match nodes.get(i)? {
         Node::Scalar(v) => v.clone(),
         Node::Str(id) => Value::String(table.text(*id).to_owned()),
-        Node::Big => return None,
+        Node::Big | Node::Folded(_) => return None,
         Node::List(items) => Value::List(
             items
                 .iter()
@@ -520,201 +751,5 @@ fn expand(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn is_frames(k: &HashableValue) -> bool {
-        matches!(k, HashableValue::String(s) if s == FRAMES_KEY)
-    }
-
-    /// `v` with every `frames` id replaced by its list from `table`, rebuilt as the dicts
-    /// PyTorch writes.
-    fn resolve(v: Value, table: &FrameTable) -> Value {
-        match v {
-            Value::List(l) => Value::List(l.into_iter().map(|v| resolve(v, table)).collect()),
-            Value::Tuple(l) => Value::Tuple(l.into_iter().map(|v| resolve(v, table)).collect()),
-            Value::Dict(d) => Value::Dict(
-                d.into_iter()
-                    .map(|(k, v)| match v {
-                        Value::I64(id) if is_frames(&k) => {
-                            let frames = table
-                                .frames(u32::try_from(id).expect("an id"))
-                                .into_iter()
-                                .map(|f| {
-                                    Value::Dict(BTreeMap::from([
-                                        (
-                                            HashableValue::String("name".into()),
-                                            Value::String(f.name),
-                                        ),
-                                        (
-                                            HashableValue::String("filename".into()),
-                                            Value::String(f.filename),
-                                        ),
-                                        (HashableValue::String("line".into()), Value::I64(f.line)),
-                                    ]))
-                                })
-                                .collect();
-                            (k, Value::List(frames))
-                        }
-                        v => (k, resolve(v, table)),
-                    })
-                    .collect(),
-            ),
-            other => other,
-        }
-    }
-
-    /// Whether `fast` equals `want`, where inside a `frames` value anything `serde-pickle`
-    /// lost to its shared-reference limit (`None`; see `snapshot::parse`) matches anything.
-    fn same(fast: &Value, want: &Value, in_frames: bool) -> bool {
-        match (fast, want) {
-            (_, Value::None) if in_frames => true,
-            // A line beyond 64 bits (2⁶⁴ − 1: unknown) is kept as −1.
-            (Value::I64(-1), Value::Int(_)) if in_frames => true,
-            (Value::List(a), Value::List(b)) | (Value::Tuple(a), Value::Tuple(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y, in_frames))
-            }
-            // serde-pickle can lose a shared key too (the dict comes back `{None: …}`).
-            (Value::Dict(_), Value::Dict(b))
-                if in_frames && b.contains_key(&HashableValue::None) =>
-            {
-                true
-            }
-            (Value::Dict(a), Value::Dict(b)) => {
-                a.len() == b.len()
-                    && a.iter().zip(b).all(|((ka, va), (kb, vb))| {
-                        ka == kb && same(va, vb, in_frames || is_frames(ka))
-                    })
-            }
-            (a, b) => a == b,
-        }
-    }
-
-    fn reference(bytes: &[u8]) -> Value {
-        let options = serde_pickle::DeOptions::new().replace_recursive_structures();
-        serde_pickle::value_from_slice(bytes, options).expect("serde-pickle reads it")
-    }
-
-    fn fixture(name: &str) -> Vec<u8> {
-        std::fs::read(format!(
-            "{}/tests/data/snapshots/{name}.pickle",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .expect("fixture present")
-    }
-
-    /// Frame lists of `v` (every `frames` entry), counted with Python's `pickle.load` in mind:
-    /// the number of `frames` entries whose value is a list.
-    fn count_frames_entries(v: &Value) -> usize {
-        match v {
-            Value::List(l) | Value::Tuple(l) => l.iter().map(count_frames_entries).sum(),
-            Value::Dict(d) => d
-                .iter()
-                .map(|(k, v)| usize::from(is_frames(k)) + count_frames_entries(v))
-                .sum(),
-            _ => 0,
-        }
-    }
-
-    #[test]
-    fn equals_serde_pickle_with_frames_resolved_on_every_bundled_snapshot() {
-        for name in [
-            "torch2.0-flexgen-opt1.3b",
-            "torch2.6-verl",
-            "torch2.11-cs336-a2",
-            "torch2.11-mini-fixture",
-        ] {
-            let bytes = fixture(name);
-            let fast = decode(&bytes, &mut |_| true)
-                .unwrap_or_else(|| panic!("{name}: the fast path declined a real snapshot"));
-            let mut want = reference(&bytes);
-            if name == "torch2.6-verl" {
-                // serde-pickle 1.2 loses this memo-shared empty string (it comes back None);
-                // Python's `pickle.load` reads `''`, and so does the fast path.
-                let setting = |v: &mut Value| -> Option<()> {
-                    let Value::Dict(top) = v else { return None };
-                    let Value::Dict(settings) =
-                        top.get_mut(&HashableValue::String("allocator_settings".into()))?
-                    else {
-                        return None;
-                    };
-                    let conf = settings
-                        .get_mut(&HashableValue::String("PYTORCH_CUDA_ALLOC_CONF".into()))?;
-                    assert_eq!(*conf, Value::None, "serde-pickle's loss is still there");
-                    *conf = Value::String(String::new());
-                    Some(())
-                };
-                setting(&mut want).expect("the setting is in the file");
-            }
-            assert_eq!(
-                count_frames_entries(&fast.value),
-                count_frames_entries(&want),
-                "{name}"
-            );
-            let resolved = resolve(fast.value, &fast.frames);
-            assert!(same(&resolved, &want, false), "{name}: values differ");
-        }
-    }
-
-    #[test]
-    fn shared_traceback_lists_get_one_id() {
-        // Distinct frame lists (the empty one included) and distinct frames of every block,
-        // block `history` entry and trace event, counted by content on Python's own
-        // `pickle.load` of each file: each is kept once. (cs336: 5,163 events, 55 lists.)
-        for (name, lists, frames) in [
-            ("torch2.0-flexgen-opt1.3b", 54, 61),
-            ("torch2.6-verl", 32, 248),
-            ("torch2.11-cs336-a2", 55, 55),
-            ("torch2.11-mini-fixture", 18, 200),
-        ] {
-            let fast =
-                decode(&fixture(name), &mut |_| true).unwrap_or_else(|| panic!("{name} declined"));
-            assert_eq!(fast.frames.lists(), lists, "{name}");
-            assert_eq!(fast.frames.distinct_frames(), frames, "{name}");
-        }
-    }
-
-    #[test]
-    fn equals_serde_pickle_on_a_synthetic_trace_with_frames() {
-        let bytes = crate::memory::snapshot::synthetic(3_000, 5, 7).expect("synthetic");
-        let fast = decode(&bytes, &mut |_| true).expect("handled");
-        let resolved = resolve(fast.value, &fast.frames);
-        assert!(resolved == reference(&bytes));
-    }
-
-    #[test]
-    fn declines_what_it_does_not_handle_and_never_panics() {
-        // Protocol 0 (text opcodes): declined, serde-pickle's job.
-        let p0 = b"(dp0\nVa\np1\nI1\ns.";
-        assert!(decode(p0, &mut |_| true).is_none());
-        // Every prefix of a real file: declined (truncated), never a panic.
-        let bytes = fixture("torch2.11-mini-fixture");
-        for cut in (0..bytes.len()).step_by(997) {
-            assert!(decode(&bytes[..cut], &mut |_| true).is_none());
-        }
-        let pickle = |v: &Value| {
-            serde_pickle::value_to_vec(v, serde_pickle::SerOptions::new()).expect("pickles")
-        };
-        // A `frames` string that is a list item, not a dict key, is kept as it is.
-        let list = Value::List(vec![Value::String("frames".into()), Value::I64(3)]);
-        assert_eq!(
-            decode(&pickle(&list), &mut |_| true).map(|d| d.value),
-            Some(list)
-        );
-        // A `frames` value that is not a list: declined.
-        let odd = Value::Dict(BTreeMap::from([(
-            HashableValue::String("frames".into()),
-            Value::I64(3),
-        )]));
-        assert!(decode(&pickle(&odd), &mut |_| true).is_none());
-        // A list of something other than frame dicts stays a value.
-        let other = Value::Dict(BTreeMap::from([(
-            HashableValue::String("frames".into()),
-            Value::List(vec![Value::I64(1)]),
-        )]));
-        assert_eq!(
-            decode(&pickle(&other), &mut |_| true).map(|d| d.value),
-            Some(other)
-        );
-    }
-}
+#[path = "unpickle_tests.rs"]
+mod tests;

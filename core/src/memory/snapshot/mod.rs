@@ -48,6 +48,7 @@ pub mod history;
 mod history_tests;
 mod output;
 mod read;
+mod read_arena;
 mod replay;
 mod synthetic;
 #[cfg(test)]
@@ -73,10 +74,10 @@ pub use replay::{Replay, replay};
 pub use synthetic::synthetic;
 pub use whatif::{WhatIf, WhatIfParams, WhatIfSettings};
 
-/// Memory a read needs, per byte of file (bytes): the decoder's arena of nodes, the values it
-/// expands and the summaries built from them. Measured on the benchmark's files in PyTorch's
-/// layout (`BENCHMARKS.md`: 18 × the file's size at its peak, for 250,000 and 2,000,000
-/// events), with a little headroom; a file whose estimate exceeds the memory available is
+/// Memory a read needs, per byte of file (bytes), at worst: a file the fast decoder declines is
+/// decoded by serde-pickle into values (18 × the file's size at its peak on the benchmark's
+/// files, `BENCHMARKS.md`, before the fast path read events field by field — it now peaks at
+/// about 3 ×), with a little headroom; a file whose estimate exceeds the memory available is
 /// refused before decoding.
 pub const MEMORY_PER_FILE_BYTE: u64 = 20;
 /// Most segments accepted.

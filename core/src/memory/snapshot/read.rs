@@ -4,6 +4,7 @@
 //! checked, every count bounded, nothing indexed that the file could make out of range.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_pickle::{HashableValue, Value};
 
@@ -136,9 +137,6 @@ pub fn read_file(path: &str) -> Result<Snapshot, Error> {
 /// [`Error::Cancelled`] when the current progress scope is cancelled.
 pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     crate::progress::report(0, PROGRESS_TOTAL)?;
-    // The expansion limit applies to serde-pickle's copies; the fast path bounds its own.
-    let summary = pickle::check_opcodes(bytes)?;
-    crate::progress::report(PROGRESS_CHECKED, PROGRESS_TOTAL)?;
     // serde-pickle 1.2 counts memo references per occurrence in the stream, but expands a shared
     // container once per reference; a reference nested inside a shared container (PyTorch shares
     // stack-frame dicts and their strings between blocks and trace events) then runs out and is
@@ -147,32 +145,90 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     // one that did come back `None` would be reported as missing, never read as a number.
     // The fast path skips the `frames` of every block and event (most of a large file); it
     // declines anything it does not handle exactly, and serde-pickle decodes that instead.
+    //
+    // The expansion limit applies to serde-pickle's copies; the fast path bounds its own. On a
+    // large file the opcode guard runs on a thread of its own beside the fast decoder (two
+    // passes over the mapped file at once); its verdict still comes first — a file it refuses
+    // is refused with its message, whatever the decoder made of it — and a refusal stops the
+    // decoder at its next progress report (every 4 MiB).
+    let refused = AtomicBool::new(false);
     let mut cancelled = false;
-    let fast = crate::memory::unpickle::decode(bytes, &mut |at| {
-        let done = PROGRESS_CHECKED
-            + (PROGRESS_DECODED - PROGRESS_CHECKED) * at as u64 / bytes.len().max(1) as u64;
-        cancelled = crate::progress::report(done, PROGRESS_TOTAL).is_err();
-        !cancelled
+    let mut decode = || {
+        crate::memory::unpickle::decode_arena(
+            bytes,
+            &mut |at| {
+                let done = PROGRESS_CHECKED
+                    + (PROGRESS_DECODED - PROGRESS_CHECKED) * at as u64 / bytes.len().max(1) as u64;
+                cancelled = crate::progress::report(done, PROGRESS_TOTAL).is_err();
+                !cancelled && !refused.load(Ordering::Relaxed)
+            },
+            &mut super::read_arena::fold_event,
+        )
+    };
+    let guarded = bytes.len() >= PARALLEL_GUARD_BYTES;
+    let (summary, fast) = std::thread::scope(|sc| {
+        let guard = guarded
+            .then(|| {
+                std::thread::Builder::new()
+                    .name("snapshot-guard".into())
+                    .spawn_scoped(sc, || {
+                        let r = pickle::check_opcodes(bytes);
+                        if r.is_err() {
+                            refused.store(true, Ordering::Relaxed);
+                        }
+                        r
+                    })
+                    .ok()
+            })
+            .flatten();
+        match guard {
+            Some(h) => {
+                let fast = decode();
+                match h.join() {
+                    Ok(summary) => (summary, fast),
+                    Err(p) => std::panic::resume_unwind(p),
+                }
+            }
+            None => match pickle::check_opcodes(bytes) {
+                Ok(summary) => match crate::progress::report(PROGRESS_CHECKED, PROGRESS_TOTAL) {
+                    Ok(()) => (Ok(summary), decode()),
+                    Err(e) => (Err(e), None),
+                },
+                Err(e) => (Err(e), None),
+            },
+        }
     });
+    let summary = summary?;
     if cancelled {
         return Err(Error::Cancelled);
     }
-    let (value, frames, ids) = match fast {
-        Some(d) => (d.value, d.frames, FrameIds::Fast),
-        None => {
-            pickle::refuse_expansion(&summary)?;
-            let options = serde_pickle::DeOptions::new().replace_recursive_structures();
-            let v = serde_pickle::value_from_slice(bytes, options).map_err(|e| {
-                Error::BadInput(format!(
-                    "not a readable pickle: {}",
-                    crate::error::shorten(&e.to_string())
-                ))
-            })?;
-            (v, FrameTable::default(), FrameIds::Values)
+    // The trace events are read from the decoder's nodes, the rest expanded into values
+    // (`read_arena`); where that declines, serde-pickle decodes the file.
+    if let Some((arena, mut frames, folded)) = fast {
+        let out = super::read_arena::extract_arena(&arena, folded, summary.protocol, &mut frames);
+        if out.as_ref().is_some_and(|r| r == &Err(Error::Cancelled))
+            && bytes.len() >= BACKGROUND_DROP_BYTES
+        {
+            drop_in_background(arena);
+            return Err(Error::Cancelled);
         }
-    };
-    let mut frames = frames;
-    let out = extract(&value, summary.protocol, &mut frames, ids).map(|mut s| {
+        if let Some(out) = out {
+            return out.map(|mut s| {
+                s.frames = frames;
+                s
+            });
+        }
+    }
+    pickle::refuse_expansion(&summary)?;
+    let options = serde_pickle::DeOptions::new().replace_recursive_structures();
+    let value = serde_pickle::value_from_slice(bytes, options).map_err(|e| {
+        Error::BadInput(format!(
+            "not a readable pickle: {}",
+            crate::error::shorten(&e.to_string())
+        ))
+    })?;
+    let mut frames = FrameTable::default();
+    let out = extract(&value, summary.protocol, &mut frames, FrameIds::Values).map(|mut s| {
         s.frames = frames;
         s
     });
@@ -195,6 +251,24 @@ pub(super) fn parse_with_serde_pickle(bytes: &[u8]) -> Result<Snapshot, Error> {
     Ok(s)
 }
 
+/// [`parse`] as it was before [`super::read_arena`]: the fast decoder's whole value expanded,
+/// then extracted — for tests comparing both.
+#[cfg(test)]
+pub(super) fn parse_expanded(bytes: &[u8]) -> Option<Result<Snapshot, Error>> {
+    let summary = pickle::check_opcodes(bytes).ok()?;
+    let d = crate::memory::unpickle::decode(bytes, &mut |_| true)?;
+    let mut frames = d.frames;
+    Some(
+        extract(&d.value, summary.protocol, &mut frames, FrameIds::Fast).map(|mut s| {
+            s.frames = frames;
+            s
+        }),
+    )
+}
+
+/// Files at least this large are checked by the opcode guard beside the decoder ([`parse`]).
+const PARALLEL_GUARD_BYTES: usize = 4 << 20;
+
 /// Files at least this large have their decoded value freed on another thread when cancelled.
 const BACKGROUND_DROP_BYTES: usize = 16 << 20;
 
@@ -203,7 +277,7 @@ const BACKGROUND_DROP_BYTES: usize = 16 << 20;
 /// cancel need not wait for. (Not done for a successful read: on two shared cores the freeing
 /// thread then competes with whatever runs next — back-to-back reads got slower.) Inline if no
 /// thread can be started.
-fn drop_in_background(v: Value) {
+fn drop_in_background<T: Send + 'static>(v: T) {
     // On failure `spawn` drops the closure, and `v` with it, right here.
     let _ = std::thread::Builder::new()
         .name("snapshot-free".into())
@@ -212,7 +286,7 @@ fn drop_in_background(v: Value) {
 
 /// How the decoded value holds `frames`.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum FrameIds {
+pub(super) enum FrameIds {
     /// The fast path's: an integer is a list id in the table it filled, a list was not
     /// interned (something other than plain frame dicts).
     Fast,
@@ -242,6 +316,31 @@ fn frames_of(d: &BTreeMap<HashableValue, Value>, table: &mut FrameTable, ids: Fr
     }
 }
 
+/// Trace event `k` of device `dev` from its decoded dict.
+pub(super) fn event_from_value(
+    ev: &Value,
+    (dev, k): (usize, usize),
+    table: &mut FrameTable,
+    ids: FrameIds,
+) -> Result<TraceEvent, Error> {
+    let at = format!("device {dev} trace event {k}");
+    let e = as_dict(ev).ok_or_else(|| Error::BadInput(format!("{at} is not a dict")))?;
+    let action = field(e, "action")
+        .and_then(as_str)
+        .ok_or_else(|| Error::BadInput(format!("{at}: field `action` is missing")))?;
+    Ok(TraceEvent {
+        action: action.chars().take(32).collect(),
+        addr: event_u64(e, "addr", &at)?,
+        size: event_u64(e, "size", &at)?.unwrap_or(0),
+        stream: opt_u64(e, "stream"),
+        device_free: field(e, "device_free").and_then(as_u64),
+        frames: frames_of(e, table, ids),
+    })
+}
+
+/// The trace events of every device, or `None` where the fast reader declines the file.
+pub(super) type Traces = Option<Result<Vec<Vec<TraceEvent>>, Error>>;
+
 /// The snapshot's fields from the decoded pickle.
 fn extract(
     value: &Value,
@@ -249,6 +348,21 @@ fn extract(
     table: &mut FrameTable,
     ids: FrameIds,
 ) -> Result<Snapshot, Error> {
+    extract_with(value, protocol, table, ids, &mut |tv, table| {
+        Some(traces_from_value(tv, table, ids))
+    })?
+    .ok_or_else(|| Error::BadInput("not a readable snapshot".into()))
+}
+
+/// [`extract`] with the trace events read by `traces` (given the value of `device_traces`, if
+/// any); `Ok(None)` where `traces` declines.
+pub(super) fn extract_with(
+    value: &Value,
+    protocol: u8,
+    table: &mut FrameTable,
+    ids: FrameIds,
+    traces: &mut dyn FnMut(Option<&Value>, &mut FrameTable) -> Traces,
+) -> Result<Option<Snapshot>, Error> {
     crate::progress::report(PROGRESS_DECODED, PROGRESS_TOTAL)?;
     let (layout, segs_v, traces_v, settings_v) = match value {
         Value::Dict(d) => (
@@ -360,6 +474,54 @@ fn extract(
             blocks,
         });
     }
+    let Some(device_traces) = traces(traces_v, table) else {
+        return Ok(None);
+    };
+    let device_traces = device_traces?;
+    let mut allocator_settings = BTreeMap::new();
+    if let Some(Value::Dict(d)) = settings_v {
+        for (k, v) in d.iter().take(64) {
+            if let HashableValue::String(k) = k {
+                let text = match v {
+                    Value::I64(i) => i.to_string(),
+                    Value::F64(f) => f.to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    Value::String(s) => s.chars().take(200).collect(),
+                    Value::None => "None".into(),
+                    // `roundup_power2_divisions`: {interval start in MiB: divisions}.
+                    Value::Dict(m) => m
+                        .iter()
+                        .take(64)
+                        .filter_map(|(k, v)| match (k, v) {
+                            (HashableValue::String(k), Value::I64(i)) => Some(format!("{k}:{i}")),
+                            (HashableValue::I64(k), Value::I64(i)) => Some(format!("{k}:{i}")),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    _ => continue,
+                };
+                allocator_settings.insert(k.chars().take(64).collect(), text);
+            }
+        }
+    }
+    Ok(Some(Snapshot {
+        layout,
+        protocol,
+        blocks_have_addresses: all_have_addresses,
+        segments,
+        device_traces,
+        allocator_settings,
+        frames: FrameTable::default(),
+    }))
+}
+
+/// The trace events of `device_traces` (absent: none).
+fn traces_from_value(
+    traces_v: Option<&Value>,
+    table: &mut FrameTable,
+    ids: FrameIds,
+) -> Result<Vec<Vec<TraceEvent>>, Error> {
     let mut device_traces = Vec::new();
     if let Some(tv) = traces_v {
         let tl =
@@ -390,58 +552,10 @@ fn extract(
                         total_events,
                     )?;
                 }
-                let at = format!("device {dev} trace event {k}");
-                let e =
-                    as_dict(ev).ok_or_else(|| Error::BadInput(format!("{at} is not a dict")))?;
-                let action = field(e, "action")
-                    .and_then(as_str)
-                    .ok_or_else(|| Error::BadInput(format!("{at}: field `action` is missing")))?;
-                out.push(TraceEvent {
-                    action: action.chars().take(32).collect(),
-                    addr: event_u64(e, "addr", &at)?,
-                    size: event_u64(e, "size", &at)?.unwrap_or(0),
-                    stream: opt_u64(e, "stream"),
-                    device_free: field(e, "device_free").and_then(as_u64),
-                    frames: frames_of(e, table, ids),
-                });
+                out.push(event_from_value(ev, (dev, k), table, ids)?);
             }
             device_traces.push(out);
         }
     }
-    let mut allocator_settings = BTreeMap::new();
-    if let Some(Value::Dict(d)) = settings_v {
-        for (k, v) in d.iter().take(64) {
-            if let HashableValue::String(k) = k {
-                let text = match v {
-                    Value::I64(i) => i.to_string(),
-                    Value::F64(f) => f.to_string(),
-                    Value::Bool(b) => b.to_string(),
-                    Value::String(s) => s.chars().take(200).collect(),
-                    Value::None => "None".into(),
-                    // `roundup_power2_divisions`: {interval start in MiB: divisions}.
-                    Value::Dict(m) => m
-                        .iter()
-                        .take(64)
-                        .filter_map(|(k, v)| match (k, v) {
-                            (HashableValue::String(k), Value::I64(i)) => Some(format!("{k}:{i}")),
-                            (HashableValue::I64(k), Value::I64(i)) => Some(format!("{k}:{i}")),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>()
-                        .join(","),
-                    _ => continue,
-                };
-                allocator_settings.insert(k.chars().take(64).collect(), text);
-            }
-        }
-    }
-    Ok(Snapshot {
-        layout,
-        protocol,
-        blocks_have_addresses: all_have_addresses,
-        segments,
-        device_traces,
-        allocator_settings,
-        frames: FrameTable::default(),
-    })
+    Ok(device_traces)
 }

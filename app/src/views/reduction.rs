@@ -141,12 +141,24 @@ fn draw(
             r.identity_lanes
         )
     } else {
-        trf!(
-            ui,
-            "{} lanes per value set held no value (a partial last warp, warp 0's lanes past the number of warps) and entered the butterfly as 0, the identity of the sum.",
-            "每组值有 {} 个 lane 没有值（不满的最后一个线程束、第二阶段中线程束 0 多出的 lane），以求和的单位元 0 进入蝶形归约。",
-            r.identity_lanes
-        )
+        // Name only the cause there is: a partial last warp exists only when the block is not a
+        // whole number of warps.
+        let t = &r.trace_together;
+        if !t.block_threads.is_multiple_of(t.warp_size.max(1)) {
+            trf!(
+                ui,
+                "{} lanes per value set held no value (a partial last warp, and warp 0's lanes past the number of warps in the second stage) and entered the butterfly as 0, the identity of the sum.",
+                "每组值有 {} 个 lane 没有值（不满的最后一个线程束、第二阶段中线程束 0 多出的 lane），以求和的单位元 0 进入蝶形归约。",
+                r.identity_lanes
+            )
+        } else {
+            trf!(
+                ui,
+                "{} lanes per value set held no value (warp 0's lanes past the number of warps, in the second stage) and entered the butterfly as 0, the identity of the sum.",
+                "每组值有 {} 个 lane 没有值（第二阶段中线程束 0 多出的 lane），以求和的单位元 0 进入蝶形归约。",
+                r.identity_lanes
+            )
+        }
     });
     ui.label(trf!(
         ui,

@@ -50,3 +50,50 @@ macro_rules! trf {
 pub fn pick<'a, S: AsRef<str>>(ui: &egui::Ui, text: &'a warpscope_core::text::Text<S>) -> &'a str {
     text.get(zh(ui))
 }
+
+/// The English words in the kernel names `core` gives (layernorm-bytes' autograd chain,
+/// softmax-fusion's kernels, the dependency graphs' saved tensors), in Chinese; longer phrases
+/// first, so a phrase is never half-translated by a shorter one inside it.
+const TERMS_ZH: &[(&str, &str)] = &[
+    ("sqrt + mean backward", "开方 + 均值反向"),
+    ("mean backward + accumulate", "均值反向 + 累加"),
+    ("column-tile blocks", "列分块"),
+    ("dropout backward", "dropout 反向"),
+    ("square backward", "平方反向"),
+    ("div backward", "除法反向"),
+    ("sub backward", "减法反向"),
+    ("in registers", "在寄存器里"),
+    ("same launch", "同一次发射"),
+    ("row blocks", "行块"),
+    ("(row sums)", "（行和）"),
+    ("accumulate", "累加"),
+    (" (saved)", "（已保存）"),
+    ("(saved)", "（已保存）"),
+    ("fused:", "融合："),
+];
+
+/// `name` (a kernel or tensor name as `core` writes it) with its English words in Chinese when
+/// `zh`; formulas and kernel identifiers stay as they are.
+pub fn terms(zh: bool, name: &str) -> String {
+    if !zh {
+        return name.to_owned();
+    }
+    TERMS_ZH
+        .iter()
+        .fold(name.to_owned(), |s, (en, cn)| s.replace(en, cn))
+}
+
+#[cfg(test)]
+mod terms_tests {
+    use super::terms;
+
+    #[test]
+    fn kernel_names_translate_phrase_by_phrase_and_keep_their_formulas() {
+        assert_eq!(
+            terms(true, "9 mean backward + accumulate: ∇x = ∇xc + ∇μ/m"),
+            "9 均值反向 + 累加: ∇x = ∇xc + ∇μ/m"
+        );
+        assert_eq!(terms(true, "σ (saved)"), "σ（已保存）");
+        assert_eq!(terms(false, "σ (saved)"), "σ (saved)");
+    }
+}

@@ -30,18 +30,24 @@ impl View for BytesView {
 }
 
 fn ledger_bar(
+    zh: bool,
     name: &str,
     l: &Ledger,
     f: impl Fn(&warpscope_core::layernorm::bytes::LedgerKernel) -> f64,
 ) -> LedgerBar {
     LedgerBar {
         name: name.to_owned(),
-        parts: l.kernels.iter().map(|k| (k.name.clone(), f(k))).collect(),
+        parts: l
+            .kernels
+            .iter()
+            .map(|k| (crate::i18n::terms(zh, &k.name), f(k)))
+            .collect(),
     }
 }
 
 /// `layernorm-bytes`.
 fn draw(ui: &mut egui::Ui, o: &BytesOutput) {
+    let zh = crate::i18n::zh(ui);
     ui.label(trf!(
         ui,
         "One tensor is {} MB. Autograd-style: {} kernels, {} MB ({}× the tensor), {} µs. Fused: {} kernel, {} MB ({}×), {} µs. Bytes ratio {:.2}, time ratio {:.2} on {}.",
@@ -71,8 +77,8 @@ fn draw(ui: &mut egui::Ui, o: &BytesOutput) {
     widgets::ledger_bars(
         ui,
         &[
-            ledger_bar(autograd, &o.autograd, |k| k.cost.bytes() / 1e6),
-            ledger_bar(fused, &o.fused, |k| k.cost.bytes() / 1e6),
+            ledger_bar(zh, autograd, &o.autograd, |k| k.cost.bytes() / 1e6),
+            ledger_bar(zh, fused, &o.fused, |k| k.cost.bytes() / 1e6),
         ],
         "MB",
     );
@@ -87,8 +93,8 @@ fn draw(ui: &mut egui::Ui, o: &BytesOutput) {
     widgets::ledger_bars(
         ui,
         &[
-            ledger_bar(autograd, &o.autograd, |k| k.us),
-            ledger_bar(fused, &o.fused, |k| k.us),
+            ledger_bar(zh, autograd, &o.autograd, |k| k.us),
+            ledger_bar(zh, fused, &o.fused, |k| k.us),
         ],
         "µs",
     );
@@ -114,7 +120,7 @@ fn draw(ui: &mut egui::Ui, o: &BytesOutput) {
                     ui.strong("µs");
                     ui.end_row();
                     for k in &l.kernels {
-                        widgets::marks::label(ui, &k.name);
+                        widgets::marks::label(ui, crate::i18n::terms(zh, &k.name));
                         widgets::marks::label(
                             ui,
                             k.reads

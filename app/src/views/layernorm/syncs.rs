@@ -59,7 +59,12 @@ fn draw_graph(ui: &mut egui::Ui, g: &Graph, stepped: Option<u32>) {
             break;
         }
     }
-    let labels: Vec<String> = g.nodes.iter().map(|x| x.label.clone()).collect();
+    let zh = crate::i18n::zh(ui);
+    let labels: Vec<String> = g
+        .nodes
+        .iter()
+        .map(|x| crate::i18n::terms(zh, &x.label))
+        .collect();
     let styles: Vec<widgets::dag::NodeStyle> = g
         .nodes
         .iter()

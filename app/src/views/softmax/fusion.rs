@@ -29,15 +29,24 @@ impl View for FusionView {
     }
 }
 
-fn bar(name: &str, kernels: &[KernelAudit], f: impl Fn(&KernelAudit) -> f64) -> LedgerBar {
+fn bar(
+    zh: bool,
+    name: &str,
+    kernels: &[KernelAudit],
+    f: impl Fn(&KernelAudit) -> f64,
+) -> LedgerBar {
     LedgerBar {
         name: name.to_owned(),
-        parts: kernels.iter().map(|k| (k.name.clone(), f(k))).collect(),
+        parts: kernels
+            .iter()
+            .map(|k| (crate::i18n::terms(zh, &k.name), f(k)))
+            .collect(),
     }
 }
 
 /// `softmax-fusion`.
 fn draw(ui: &mut egui::Ui, o: &FusionOutput) {
+    let zh = crate::i18n::zh(ui);
     ui.label(trf!(
         ui,
         "Unfused: {} kernels, {} score-tensor equivalents of traffic; fused: {} kernel, {}. Modelled on {}: {} µs → {} µs, {:.2}× faster.",
@@ -63,8 +72,8 @@ fn draw(ui: &mut egui::Ui, o: &FusionOutput) {
     widgets::ledger_bars(
         ui,
         &[
-            bar(unfused, &o.unfused_kernels, |k| k.score_tensors),
-            bar(fused, &o.fused_kernels, |k| k.score_tensors),
+            bar(zh, unfused, &o.unfused_kernels, |k| k.score_tensors),
+            bar(zh, fused, &o.fused_kernels, |k| k.score_tensors),
         ],
         tr(ui, "× score", "× 分数张量"),
     );
@@ -79,8 +88,8 @@ fn draw(ui: &mut egui::Ui, o: &FusionOutput) {
     widgets::ledger_bars(
         ui,
         &[
-            bar(unfused, &o.unfused_kernels, |k| k.time_us),
-            bar(fused, &o.fused_kernels, |k| k.time_us),
+            bar(zh, unfused, &o.unfused_kernels, |k| k.time_us),
+            bar(zh, fused, &o.fused_kernels, |k| k.time_us),
         ],
         "µs",
     );
@@ -106,7 +115,7 @@ fn draw(ui: &mut egui::Ui, o: &FusionOutput) {
                     ui.strong("µs");
                     ui.end_row();
                     for k in kernels {
-                        ui.label(&k.name);
+                        ui.label(crate::i18n::terms(zh, &k.name));
                         ui.label(
                             k.reads
                                 .iter()

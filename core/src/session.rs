@@ -1,5 +1,7 @@
 //! Sessions (presets): a scene, its parameters and the stepper's position as a small JSON file,
-//! so a figure can be reproduced exactly later (`warpscope … --preset FILE`).
+//! so a figure can be reproduced exactly later (`warpscope … --preset FILE`); optionally the
+//! window's theme and language, the user's `input`, and a `title` and `note` (the bundled presets'
+//! button name and one sentence of what they show).
 //!
 //! ```json
 //! {"scene": "reduction", "params": {"threads": 256, "values": 2}, "step": 12}

@@ -46,21 +46,58 @@ impl Progress {
     }
 }
 
+/// A thread's current handle, and whether its reports move the fraction (a helper's do not).
+#[derive(Debug, Clone)]
+struct Current {
+    progress: Arc<Progress>,
+    reports: bool,
+}
+
 thread_local! {
-    static CURRENT: RefCell<Option<Arc<Progress>>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` with `progress` as this thread's current handle (restored afterwards, also on panic
 /// unwinding through `f`).
 pub fn scope<R>(progress: Arc<Progress>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Arc<Progress>>);
+    with_current(
+        Some(Current {
+            progress,
+            reports: true,
+        }),
+        f,
+    )
+}
+
+/// This thread's current handle (`None` outside a [`scope`]), to hand to a thread that helps
+/// the same computation ([`helper_scope`]).
+pub fn current() -> Option<Arc<Progress>> {
+    CURRENT.with(|c| c.borrow().as_ref().map(|c| c.progress.clone()))
+}
+
+/// Runs `f` on a thread that helps the computation whose handle is `progress` ([`current`] of
+/// the computation's own thread): [`report`] there returns [`Error::Cancelled`] once that
+/// computation is cancelled, but leaves the fraction to the computation's thread, so two
+/// threads never make the progress bar jump between their own totals.
+pub fn helper_scope<R>(progress: Option<Arc<Progress>>, f: impl FnOnce() -> R) -> R {
+    with_current(
+        progress.map(|progress| Current {
+            progress,
+            reports: false,
+        }),
+        f,
+    )
+}
+
+fn with_current<R>(current: Option<Current>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Current>);
     impl Drop for Restore {
         fn drop(&mut self) {
             let prev = self.0.take();
             CURRENT.with(|c| *c.borrow_mut() = prev);
         }
     }
-    let prev = CURRENT.with(|c| c.borrow_mut().replace(progress));
+    let prev = CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), current));
     let _restore = Restore(prev);
     f()
 }
@@ -71,9 +108,14 @@ pub fn scope<R>(progress: Arc<Progress>, f: impl FnOnce() -> R) -> R {
 /// [`Error::Cancelled`] when the current scope's handle was cancelled.
 pub fn report(done: u64, total: u64) -> Result<(), Error> {
     CURRENT.with(|c| match &*c.borrow() {
-        Some(p) => {
-            p.total.store(total, Ordering::Relaxed);
-            p.done.store(done, Ordering::Relaxed);
+        Some(Current {
+            progress: p,
+            reports,
+        }) => {
+            if *reports {
+                p.total.store(total, Ordering::Relaxed);
+                p.done.store(done, Ordering::Relaxed);
+            }
             if p.is_cancelled() {
                 Err(Error::Cancelled)
             } else {
@@ -110,5 +152,29 @@ mod tests {
         // The scope is gone: this thread no longer reports to `p`.
         assert_eq!(report(9, 10), Ok(()));
         assert_eq!(p.fraction(), Some(0.4));
+    }
+
+    #[test]
+    fn a_helper_stops_at_the_same_cancel_without_moving_the_fraction() {
+        let p = Progress::new();
+        scope(p.clone(), || {
+            report(1, 4).expect("not cancelled");
+            let handle = current();
+            let (reported, seen) = std::sync::mpsc::channel();
+            let helper = std::thread::spawn(move || {
+                helper_scope(handle, || {
+                    reported.send(report(3, 100)).expect("main thread waits");
+                    while !matches!(report(3, 100), Err(Error::Cancelled)) {
+                        std::thread::yield_now();
+                    }
+                })
+            });
+            assert_eq!(seen.recv().expect("helper reported"), Ok(()));
+            // The helper's report of 3 / 100 left this thread's 1 / 4.
+            assert_eq!(p.fraction(), Some(0.25));
+            p.cancel();
+            helper.join().expect("the helper stops at the cancel");
+            assert_eq!(p.fraction(), Some(0.25));
+        });
     }
 }

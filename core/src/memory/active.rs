@@ -10,8 +10,6 @@
 
 #![deny(clippy::indexing_slicing)]
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 
 use super::timeline::Timeline;
@@ -57,7 +55,7 @@ pub struct Active {
 /// The allocation intervals of timeline `t` and its largest [`LARGEST`].
 pub fn active(t: &Timeline) -> Active {
     let n = t.events.len();
-    let mut open: HashMap<u64, (usize, u64, u32)> = HashMap::new();
+    let mut open: foldhash::HashMap<u64, (usize, u64, u32)> = foldhash::HashMap::default();
     let mut all: Vec<Interval> = Vec::new();
     for (i, e) in t.events.iter().enumerate() {
         match e.action {

@@ -83,18 +83,6 @@ pub struct Column {
     pub allocated: (u64, u64),
 }
 
-const ACTIONS: &[&str] = &[
-    "alloc",
-    "free_requested",
-    "free_completed",
-    "segment_alloc",
-    "segment_free",
-    "segment_map",
-    "segment_unmap",
-    "snapshot",
-    "oom",
-];
-
 /// The timeline of `device`'s trace in `s`.
 ///
 /// # Errors
@@ -111,17 +99,13 @@ pub fn timeline(s: &Snapshot, device: usize) -> Result<Timeline, Error> {
     let mut events = Vec::with_capacity(trace.len());
     let mut relative_live = Vec::with_capacity(trace.len());
     // Forwards: live requested bytes, relative to the start until the unmatched frees are known.
-    let mut live: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    let mut live: foldhash::HashMap<u64, u64> = foldhash::HashMap::default();
     let (mut relative, mut before_start, mut unmatched_frees) = (0i128, 0u64, 0usize);
     for (i, e) in trace.iter().enumerate() {
         if i % 4096 == 0 {
             crate::progress::report(i as u64, 2 * n)?;
         }
-        let action = ACTIONS
-            .iter()
-            .find(|a| **a == e.action)
-            .copied()
-            .unwrap_or("other");
+        let action = e.action.known_name();
         let addr = e.addr.unwrap_or(0);
         match action {
             "alloc" => {

@@ -40,7 +40,7 @@ use std::ops::Bound;
 
 use serde::Serialize;
 
-use super::{BlockState, SnapSegment, Snapshot};
+use super::{Action, BlockState, SnapSegment, Snapshot};
 use crate::Error;
 use crate::memory::caching::{Pool, pool_of, round_size, should_split};
 use crate::memory::timeline::Timeline;
@@ -137,18 +137,18 @@ enum Op {
 }
 
 impl Op {
-    fn parse(action: &str) -> Op {
+    fn of(action: &Action) -> Op {
         match action {
-            "alloc" => Op::Alloc,
-            "free_requested" => Op::FreeRequested,
-            "free_completed" => Op::FreeCompleted,
-            "segment_alloc" => Op::SegmentAlloc,
-            "segment_free" => Op::SegmentFree,
-            "segment_map" => Op::SegmentMap,
-            "segment_unmap" => Op::SegmentUnmap,
-            "snapshot" => Op::Snapshot,
-            "oom" => Op::Oom,
-            _ => Op::Other,
+            Action::Alloc => Op::Alloc,
+            Action::FreeRequested => Op::FreeRequested,
+            Action::FreeCompleted => Op::FreeCompleted,
+            Action::SegmentAlloc => Op::SegmentAlloc,
+            Action::SegmentFree => Op::SegmentFree,
+            Action::SegmentMap => Op::SegmentMap,
+            Action::SegmentUnmap => Op::SegmentUnmap,
+            Action::Snapshot => Op::Snapshot,
+            Action::Oom => Op::Oom,
+            Action::Other(_) => Op::Other,
         }
     }
 
@@ -710,7 +710,7 @@ impl History {
         let events: Vec<Ev> = trace
             .iter()
             .map(|e| Ev {
-                op: Op::parse(&e.action),
+                op: Op::of(&e.action),
                 addr: e.addr,
                 size: e.size,
                 frames: e.frames,

@@ -42,6 +42,7 @@
 // Everything here handles what a file holds: no indexing that a file could make panic.
 #![deny(clippy::indexing_slicing)]
 
+pub mod action;
 mod check;
 pub mod history;
 #[cfg(test)]
@@ -66,6 +67,7 @@ use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
 use crate::scene::{Scene, to_json};
 
+pub use action::Action;
 pub use history::{History, StateAt, StateBlock, StateSegment};
 pub use output::{MapBlock, MapSegment, SnapshotOutput, summarise};
 pub use read::{parse, read_file};
@@ -230,7 +232,7 @@ pub struct SnapSegment {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TraceEvent {
     /// `action`.
-    pub action: String,
+    pub action: Action,
     /// `addr` (absent for `oom`).
     pub addr: Option<u64>,
     /// `size` (bytes).
@@ -346,6 +348,9 @@ pub struct Analysis {
     pub histories: Vec<History>,
 }
 
+/// Trace events from which [`analyse_with`] summarises on a helper thread.
+const PARALLEL_ANALYSIS_EVENTS: usize = 50_000;
+
 /// Summarises `s` ([`summarise`]), builds the timeline and history of every device with a trace,
 /// and the state at `event` (`-1`: the last) of the first such device into
 /// [`SnapshotOutput::at_event`]; trace/file disagreements join the warnings.
@@ -400,17 +405,46 @@ pub fn analyse_with(
             }
         },
     };
-    let mut w = check::Warnings::default();
-    check::check(s, &mut w);
-    let mut timelines = Vec::with_capacity(devices.len());
-    let mut histories = Vec::with_capacity(devices.len().max(1));
-    for d in devices {
-        let t = crate::memory::timeline::timeline(s, d)?;
-        let h = History::new(s, &t)?;
-        trace_warnings(&t, &h, &mut w);
-        timelines.push(t);
-        histories.push(h);
-    }
+    // The summary (with its replay) and the what-if replay read only `s`: on a large trace they
+    // run on a helper thread beside the timelines and histories, each about half the work.
+    let summary = || -> Result<(SnapshotOutput, WhatIf), Error> {
+        let output = output::summarise_with(label, s, check::Warnings::default());
+        Ok((output, whatif::whatif(s, whatif)?))
+    };
+    let histories = || -> Result<_, Error> {
+        let mut w = check::Warnings::default();
+        check::check(s, &mut w);
+        let mut timelines = Vec::with_capacity(devices.len());
+        let mut histories = Vec::with_capacity(devices.len().max(1));
+        for &d in &devices {
+            let t = crate::memory::timeline::timeline(s, d)?;
+            let h = History::new(s, &t)?;
+            trace_warnings(&t, &h, &mut w);
+            timelines.push(t);
+            histories.push(h);
+        }
+        Ok((w, timelines, histories))
+    };
+    let events: usize = s.device_traces.iter().map(Vec::len).sum();
+    let (summary, built) = if events >= PARALLEL_ANALYSIS_EVENTS {
+        let progress = crate::progress::current();
+        std::thread::scope(|sc| {
+            let helper = std::thread::Builder::new()
+                .name("snapshot-summary".into())
+                .spawn_scoped(sc, || crate::progress::helper_scope(progress, summary));
+            let built = histories();
+            let summary = match helper {
+                Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                // No thread to be had: the same work, one after the other.
+                Err(_) => summary(),
+            };
+            (summary, built)
+        })
+    } else {
+        (summary(), histories())
+    };
+    let (w, timelines, mut histories) = built?;
+    let (mut output, whatif) = summary?;
     if histories.is_empty() {
         let device = s
             .segments
@@ -423,9 +457,9 @@ pub fn analyse_with(
         (Some(i), Some(h)) => Some(h.at_with_frames(i, &s.frames)),
         _ => None,
     };
-    let mut output = output::summarise_with(label, s, w);
+    (output.warnings, output.warnings_zh) = w.finish();
     output.at_event = at_event;
-    output.whatif = Some(whatif::whatif(s, whatif)?);
+    output.whatif = Some(whatif);
     Ok(Analysis {
         output,
         timelines,

@@ -148,10 +148,15 @@ pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotO
             _ => {}
         }
     }
-    let mut actions: BTreeMap<String, usize> = BTreeMap::new();
+    // Counted by action first: one name string per distinct action, not per event.
+    let mut by_action: BTreeMap<&super::Action, usize> = BTreeMap::new();
     for e in s.device_traces.iter().flatten() {
-        *actions.entry(e.action.clone()).or_default() += 1;
+        *by_action.entry(&e.action).or_default() += 1;
     }
+    let actions: BTreeMap<String, usize> = by_action
+        .into_iter()
+        .map(|(a, n)| (a.as_str().to_owned(), n))
+        .collect();
     // Sums saturate: a file may hold any integers, and 2⁶⁴ − 1 bytes already says "absurd".
     let reserved = sat_sum(s.segments.iter().map(|sg| sg.total_size));
     let allocated = sat_sum(s.segments.iter().map(|sg| sg.allocated_size));

@@ -329,7 +329,7 @@ pub(super) fn event_from_value(
         .and_then(as_str)
         .ok_or_else(|| Error::BadInput(format!("{at}: field `action` is missing")))?;
     Ok(TraceEvent {
-        action: action.chars().take(32).collect(),
+        action: super::Action::from_name(action),
         addr: event_u64(e, "addr", &at)?,
         size: event_u64(e, "size", &at)?.unwrap_or(0),
         stream: opt_u64(e, "stream"),

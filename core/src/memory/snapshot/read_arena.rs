@@ -278,8 +278,7 @@ fn plain_event(
         *slot = Some(v);
     }
     let action = match scalar(nodes, action)?.and_then(|v| v.str(table)) {
-        Some(a) if a.len() <= 32 => a.to_owned(),
-        Some(a) => a.chars().take(32).collect(),
+        Some(a) => super::Action::from_name(a),
         None => return Err(Read::Slow),
     };
     let byte_count = |slot| match scalar(nodes, slot)? {

@@ -3,12 +3,12 @@
 //! empty allocator and, if it does, whether the replay recreates the file's segments.
 
 use crate::text::Text;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::{Action, report_events, sat_sum};
 use super::{PROGRESS_EVERY, PROGRESS_EXTRACTED, PROGRESS_TOTAL, SnapSegment, Snapshot};
-use super::{report_events, sat_sum};
 use crate::memory::caching::CachingAllocator;
 
 /// The replay of one snapshot's trace.
@@ -71,7 +71,7 @@ pub fn replay(s: &Snapshot) -> Replay {
             continue;
         }
         let mut a = CachingAllocator::new(u64::MAX);
-        let mut live: HashMap<u64, usize> = HashMap::new();
+        let mut live: foldhash::HashMap<u64, usize> = foldhash::HashMap::default();
         // Segments the trace created and has not freed: address → (size, creation order).
         let mut trace_segs: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
         let mut created = 0usize;
@@ -85,8 +85,8 @@ pub fn replay(s: &Snapshot) -> Replay {
                 break 'devices;
             }
             replayed += 1;
-            match e.action.as_str() {
-                "alloc" => {
+            match e.action {
+                Action::Alloc => {
                     if let Some(addr) = e.addr {
                         let inside = trace_segs
                             .range(..=addr)
@@ -102,7 +102,7 @@ pub fn replay(s: &Snapshot) -> Replay {
                         }
                     }
                 }
-                "free_completed" => match e.addr.and_then(|addr| live.remove(&addr)) {
+                Action::FreeCompleted => match e.addr.and_then(|addr| live.remove(&addr)) {
                     Some(h) => {
                         a.free(h);
                     }
@@ -111,19 +111,19 @@ pub fn replay(s: &Snapshot) -> Replay {
                         from_empty = false;
                     }
                 },
-                "segment_alloc" => {
+                Action::SegmentAlloc => {
                     if let Some(addr) = e.addr {
                         trace_segs.insert(addr, (e.size, created));
                         created += 1;
                     }
                 }
-                "segment_free" => {
+                Action::SegmentFree => {
                     if let Some(addr) = e.addr {
                         from_empty &= trace_segs.remove(&addr).is_some();
                     }
                     a.release_segment_of_size(e.size, e.stream);
                 }
-                "segment_map" | "segment_unmap" => expandable = true,
+                Action::SegmentMap | Action::SegmentUnmap => expandable = true,
                 _ => {}
             }
             peak = peak.max(a.reserved());

@@ -14,11 +14,9 @@
 //! With expandable segments a recorded `segment_free` releases nothing (the replay's segments
 //! are ranges, not the file's `cudaMalloc`s); a memory limit's releases come from the rules.
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 
-use super::Snapshot;
+use super::{Action, Snapshot};
 use crate::Error;
 use crate::memory::MIB;
 use crate::memory::caching::{AllocatorConfig, CachingAllocator, ROUNDUP_INTERVALS};
@@ -247,15 +245,15 @@ pub fn whatif(s: &Snapshot, p: &WhatIfParams) -> Result<WhatIf, Error> {
     let mut done = 0usize;
     for trace in s.device_traces.iter().filter(|t| !t.is_empty()) {
         let mut a = CachingAllocator::with_config(capacity, config);
-        let mut live: HashMap<u64, usize> = HashMap::new();
+        let mut live: foldhash::HashMap<u64, usize> = foldhash::HashMap::default();
         let mut peak = 0u64;
         for e in trace {
             if done.is_multiple_of(4096) {
                 crate::progress::report(done as u64, total.max(1) as u64)?;
             }
             done += 1;
-            match e.action.as_str() {
-                "alloc" => {
+            match e.action {
+                Action::Alloc => {
                     if let Some(addr) = e.addr {
                         match a.malloc(e.size, e.stream) {
                             Ok(x) => {
@@ -267,12 +265,12 @@ pub fn whatif(s: &Snapshot, p: &WhatIfParams) -> Result<WhatIf, Error> {
                         }
                     }
                 }
-                "free_completed" => {
+                Action::FreeCompleted => {
                     if let Some(h) = e.addr.and_then(|addr| live.remove(&addr)) {
                         a.free(h);
                     }
                 }
-                "segment_free" if !config.expandable_segments => {
+                Action::SegmentFree if !config.expandable_segments => {
                     a.release_segment_of_size(e.size, e.stream);
                 }
                 _ => {}

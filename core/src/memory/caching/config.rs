@@ -23,9 +23,13 @@
 //!   `find_expandable_block`), mapped in pages of `kSmallBuffer` (2 MiB) for the small pool and
 //!   `kLargeBuffer` (20 MiB) for the large one as requests need them
 //!   (`try_allocate_expandable_block`, `map_block`); every block then splits by the small pool's
-//!   rule (remainder ≥ 512 B, `should_split`); releasing the cache unmaps the free pages at the
-//!   end of each range (`release_blocks` → `unmap_block`; PyTorch also unmaps whole free pages
-//!   inside the range, which this model leaves mapped).
+//!   rule (remainder ≥ 512 B, `should_split`); releasing the cache unmaps every whole page
+//!   inside a free block, wherever it lies in the range (`release_blocks` → `unmap_block`), so
+//!   a range can become several mapped runs (each shown as a segment, as PyTorch's snapshot
+//!   shows them); a later request maps the lowest unmapped run that, with the free blocks
+//!   around it, holds it (`find_expandable_block`). Pages a request needs are mapped only if
+//!   all of them fit under the device limit (PyTorch maps page by page and keeps the pages it
+//!   mapped before running out).
 
 use serde::Serialize;
 

@@ -139,6 +139,9 @@ pub struct CachingAllocator {
     config: AllocatorConfig,
     /// `get_free_block` calls on the large pool (ages for garbage collection).
     free_calls: u64,
+    /// The expandable ranges made so far: (pool, stream, base address). A range's mapped
+    /// runs are its pieces, one segment each.
+    ranges: Vec<(Pool, u64, u64)>,
 }
 
 /// Why a request failed.
@@ -190,6 +193,7 @@ impl CachingAllocator {
             segment_maps: 0,
             config,
             free_calls: 0,
+            ranges: Vec::new(),
         }
     }
 

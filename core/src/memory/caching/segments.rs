@@ -67,21 +67,32 @@ impl CachingAllocator {
         self.recycled.push(b);
     }
 
-    /// `release_cached_blocks` (`torch.cuda.empty_cache()`): frees every segment that is one whole
-    /// free block, and unmaps the free pages at the end of every expandable segment. Returns
-    /// the bytes released.
+    /// `release_cached_blocks` (`torch.cuda.empty_cache()`, `release_blocks`): frees every
+    /// segment that is one whole free block, and unmaps the whole free pages inside every free
+    /// block of an expandable segment (`unmap_block`). Returns the bytes released.
     pub fn empty_cache(&mut self) -> u64 {
         let mut released = 0;
+        let mut expandable_free = Vec::new();
         for s in 0..self.segments.len() {
             let seg = &self.segments[s];
             if !seg.live {
                 continue;
             }
             if seg.expandable {
-                released += self.unmap_tail(s);
+                let mut b = Some(seg.first);
+                while let Some(i) = b {
+                    if !self.blocks[i].allocated {
+                        expandable_free.push(i);
+                    }
+                    b = self.blocks[i].next;
+                }
                 continue;
             }
             released += self.release_whole(seg.first);
+        }
+        // Collected first: unmapping splits segments and moves blocks between them.
+        for b in expandable_free {
+            released += self.unmap_free_block(b);
         }
         released
     }

@@ -77,6 +77,88 @@ fn releasing_the_cache_unmaps_the_free_pages_at_the_end() {
     a.check().unwrap();
 }
 
+/// Three 20 MiB blocks A, B, C fill three 20 MiB pages of one range. With B freed, releasing
+/// the cache unmaps B's page although C still holds the page after it (`unmap_block`: the whole
+/// pages inside any free block, page 1 = bytes 20–40 MiB of the range): reserved 60 → 40 MiB, and
+/// the range is two mapped runs of 20 MiB. The next 20 MiB request maps the lowest unmapped run
+/// (`find_expandable_block` walks `pool->unmapped` by address), B's old page, and the range is
+/// one 60 MiB segment again.
+#[test]
+fn releasing_the_cache_unmaps_free_pages_inside_the_range_and_refills_them_first() {
+    let mut a = with(expandable());
+    let x = a.malloc(20 * MIB, 0).unwrap();
+    let y = a.malloc(20 * MIB, 0).unwrap();
+    let z = a.malloc(20 * MIB, 0).unwrap();
+    assert_eq!(
+        (y.address - x.address, z.address - x.address),
+        (20 * MIB, 40 * MIB)
+    );
+    a.free(y.block);
+    assert_eq!(a.empty_cache(), 20 * MIB);
+    a.check().unwrap();
+    assert_eq!(a.reserved(), 40 * MIB);
+    let runs: Vec<(u64, u64)> = a
+        .segments()
+        .iter()
+        .map(|g| (g.address - x.address, g.size))
+        .collect();
+    assert_eq!(runs, [(0, 20 * MIB), (40 * MIB, 20 * MIB)]);
+    let w = a.malloc(20 * MIB, 0).unwrap();
+    a.check().unwrap();
+    assert_eq!(w.address, y.address);
+    assert_eq!(a.reserved(), 60 * MIB);
+    assert_eq!(a.segments().len(), 1);
+    assert_eq!(a.segments_created, 1);
+}
+
+/// On an 80 MiB device holding A, B, C (20 MiB each, B freed), a 40 MiB request does not fit:
+/// no cached block holds it and two more pages would make 100 MiB. Releasing the cache unmaps
+/// B's page inside the range (40 MiB reserved); B's unmapped 20 MiB run is too small and C
+/// stops the walk past it, so two pages are mapped after C: 80 MiB, which fits. Unmapping only
+/// the range's end (nothing: C is there) would run out of memory.
+#[test]
+fn under_a_device_limit_unmapped_inner_pages_make_room() {
+    let mut a = CachingAllocator::with_config(80 * MIB, expandable());
+    let x = a.malloc(20 * MIB, 0).unwrap();
+    let y = a.malloc(20 * MIB, 0).unwrap();
+    a.malloc(20 * MIB, 0).unwrap();
+    a.free(y.block);
+    let big = a.malloc(40 * MIB, 0).unwrap();
+    a.check().unwrap();
+    assert_eq!(big.served, Served::NewSegmentAfterRelease);
+    assert_eq!(big.address - x.address, 60 * MIB);
+    assert_eq!(a.reserved(), 80 * MIB);
+}
+
+/// A, B, C, D 20 MiB each; B freed and its page unmapped, then C freed (the free head of the
+/// second run). A 30 MiB request walks unmapped → free (`has_available_address_space`): B's old
+/// page (20 MiB) plus C (20 MiB) hold it, so that page is mapped again, joining both runs into
+/// one 80 MiB segment; the block starts at B's old address and splits off 10 MiB.
+#[test]
+fn a_request_spans_an_unmapped_run_and_the_free_block_after_it() {
+    let mut a = with(expandable());
+    let x = a.malloc(20 * MIB, 0).unwrap();
+    let y = a.malloc(20 * MIB, 0).unwrap();
+    let z = a.malloc(20 * MIB, 0).unwrap();
+    a.malloc(20 * MIB, 0).unwrap();
+    a.free(y.block);
+    assert_eq!(a.empty_cache(), 20 * MIB);
+    a.free(z.block);
+    a.check().unwrap();
+    let w = a.malloc(30 * MIB, 0).unwrap();
+    a.check().unwrap();
+    assert_eq!((w.address - x.address, w.size), (20 * MIB, 30 * MIB));
+    assert_eq!(a.reserved(), 80 * MIB);
+    let segs = a.segments();
+    assert_eq!(segs.len(), 1);
+    let sizes: Vec<(u64, bool)> = segs[0]
+        .blocks
+        .iter()
+        .map(|b| (b.size / MIB, b.allocated))
+        .collect();
+    assert_eq!(sizes, [(20, true), (30, true), (10, false), (20, true)]);
+}
+
 /// A device limit with the free-cached-and-retry path: on a 50 MiB device, 30 MiB freed then
 /// 40 MiB asked for: the cached 30 MiB segment is released and the 40 MiB one fits; with the
 /// 30 MiB still live, it is out of memory.
@@ -168,4 +250,66 @@ fn garbage_collection_releases_old_cached_blocks_above_the_threshold() {
     assert_eq!(run(100 * MIB, AllocatorConfig::default()), 100 * MIB);
     assert_eq!(run(100 * MIB, gc), 40 * MIB);
     assert_eq!(run(u64::MAX, gc), 100 * MIB);
+}
+
+mod expandable_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The mapped pages of a range after releasing the cache, worked out from the live blocks
+    /// alone: exactly the pages (counted from their range's base) that some allocated block
+    /// touches — every other mapped page lies inside one free block, and `unmap_block` unmaps
+    /// it. Σ over pools and streams.
+    fn pages_touched(a: &CachingAllocator, live: &[Allocation]) -> u64 {
+        let mut pages = std::collections::BTreeSet::new();
+        for x in live {
+            let &(pool, _, base) = a
+                .ranges
+                .iter()
+                .find(|r| x.address >= r.2 && x.address - r.2 < expandable::EXPANDABLE_SPAN)
+                .expect("an expandable block lies in a range");
+            let page = expandable::page_size(pool);
+            let (lo, hi) = (x.address - base, x.address - base + x.size);
+            for p in lo / page..hi.div_ceil(page) {
+                pages.insert((base, p, page));
+            }
+        }
+        pages.iter().map(|&(_, _, page)| page).sum()
+    }
+
+    proptest! {
+        /// Random requests (small and large, two streams), frees and cache releases under a
+        /// device limit: the invariants hold after every step, and after every release the
+        /// reserved bytes are exactly the pages the live blocks touch.
+        #[test]
+        fn invariants_hold_and_a_release_keeps_only_pages_in_use(
+            ops in proptest::collection::vec((0u8..4, 1u64..(48 << 20), 0u64..2, any::<usize>()), 1..120),
+        ) {
+            let mut a = CachingAllocator::with_config(400 * MIB, expandable());
+            let mut live: Vec<Allocation> = Vec::new();
+            for (kind, size, stream, pick) in ops {
+                match kind {
+                    0 | 1 => {
+                        // Small requests a quarter of the time.
+                        let size = if pick % 4 == 0 { size % (1 << 20) + 1 } else { size };
+                        if let Ok(x) = a.malloc(size, stream) {
+                            live.push(x);
+                        }
+                    }
+                    2 if !live.is_empty() => {
+                        let x = live.swap_remove(pick % live.len());
+                        prop_assert!(a.free(x.block));
+                    }
+                    _ => {
+                        a.empty_cache();
+                        prop_assert_eq!(a.reserved(), pages_touched(&a, &live));
+                    }
+                }
+                if let Err(e) = a.check() {
+                    return Err(TestCaseError::fail(e));
+                }
+                prop_assert!(a.reserved() <= 400 * MIB);
+            }
+        }
+    }
 }

@@ -37,6 +37,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -195,9 +196,12 @@ struct Seg {
     blocks: BTreeMap<Key, Blk>,
 }
 
+/// Segments are shared between the state being undone and its checkpoints, and copied only
+/// when an event changes one (`Arc::make_mut`): a checkpoint then costs a pointer per segment,
+/// not a copy of every block.
 #[derive(Debug, Clone, Default)]
 struct DevState {
-    segs: BTreeMap<Key, Seg>,
+    segs: BTreeMap<Key, Arc<Seg>>,
 }
 
 fn free_block(size: u64) -> Blk {
@@ -269,7 +273,7 @@ impl Why {
 
 impl DevState {
     fn from_segments<'a>(segs: impl Iterator<Item = &'a SnapSegment>) -> Self {
-        let mut out: BTreeMap<Key, Seg> = BTreeMap::new();
+        let mut out: BTreeMap<Key, Arc<Seg>> = BTreeMap::new();
         for sg in segs {
             let mut blocks = BTreeMap::new();
             for b in &sg.blocks {
@@ -288,11 +292,11 @@ impl DevState {
             let k = key_at(&out, sg.address);
             out.insert(
                 k,
-                Seg {
+                Arc::new(Seg {
                     size: sg.total_size,
                     expandable: sg.is_expandable,
                     blocks,
-                },
+                }),
             );
         }
         DevState { segs: out }
@@ -335,7 +339,11 @@ impl DevState {
 
     fn undo_alloc(&mut self, addr: u64) -> Result<(), Why> {
         let sk = self.seg_containing(addr).ok_or(Why::NoActiveBlock)?;
-        let seg = self.segs.get_mut(&sk).ok_or(Why::NoActiveBlock)?;
+        let seg = self
+            .segs
+            .get_mut(&sk)
+            .map(Arc::make_mut)
+            .ok_or(Why::NoActiveBlock)?;
         let found = seg
             .blocks
             .range((addr, 0)..=(addr, u32::MAX))
@@ -353,7 +361,11 @@ impl DevState {
 
     fn undo_free_requested(&mut self, addr: u64) -> Result<(), Why> {
         let sk = self.seg_containing(addr).ok_or(Why::NotPending)?;
-        let seg = self.segs.get_mut(&sk).ok_or(Why::NotPending)?;
+        let seg = self
+            .segs
+            .get_mut(&sk)
+            .map(Arc::make_mut)
+            .ok_or(Why::NotPending)?;
         let b = seg
             .blocks
             .range_mut((addr, 0)..=(addr, u32::MAX))
@@ -366,7 +378,11 @@ impl DevState {
 
     fn undo_free_completed(&mut self, addr: u64, requested: u64, frames: u32) -> Result<(), Why> {
         let sk = self.seg_containing(addr).ok_or(Why::NoFreeSpace)?;
-        let seg = self.segs.get_mut(&sk).ok_or(Why::NoFreeSpace)?;
+        let seg = self
+            .segs
+            .get_mut(&sk)
+            .map(Arc::make_mut)
+            .ok_or(Why::NoFreeSpace)?;
         let seg_end = sk.0.saturating_add(seg.size);
         let rounded = round_size(requested);
         // The free run holding `addr`: an inactive block, or a gap no block covers.
@@ -465,11 +481,11 @@ impl DevState {
         let k = key_at(&self.segs, addr);
         self.segs.insert(
             k,
-            Seg {
+            Arc::new(Seg {
                 size,
                 expandable,
                 blocks,
-            },
+            }),
         );
         Ok(())
     }
@@ -485,7 +501,7 @@ impl DevState {
         if hi > end {
             return Err(Why::NoSegment);
         }
-        let seg = self.segs.remove(&sk).ok_or(Why::NoSegment)?;
+        let seg = Arc::unwrap_or_clone(self.segs.remove(&sk).ok_or(Why::NoSegment)?);
         let (mut left, mut right) = (BTreeMap::new(), BTreeMap::new());
         let mut in_use = false;
         for ((ba, n), b) in seg.blocks {
@@ -516,22 +532,22 @@ impl DevState {
         if addr > sk.0 {
             self.segs.insert(
                 sk,
-                Seg {
+                Arc::new(Seg {
                     size: addr - sk.0,
                     expandable: seg.expandable,
                     blocks: left,
-                },
+                }),
             );
         }
         if end > hi {
             let k = key_at(&self.segs, hi);
             self.segs.insert(
                 k,
-                Seg {
+                Arc::new(Seg {
                     size: end - hi,
                     expandable: seg.expandable,
                     blocks: right,
-                },
+                }),
             );
         }
         if in_use {
@@ -627,14 +643,15 @@ fn release(seg: &mut Seg, k: Key) {
 }
 
 /// Joins segment `b` onto the end of segment `a` (adjacent), merging the free blocks that meet.
-fn join(segs: &mut BTreeMap<Key, Seg>, a: Key, b: Key) {
+fn join(segs: &mut BTreeMap<Key, Arc<Seg>>, a: Key, b: Key) {
     let Some(tail) = segs.remove(&b) else {
         return;
     };
-    let Some(head) = segs.get_mut(&a) else {
+    let Some(head) = segs.get_mut(&a).map(Arc::make_mut) else {
         segs.insert(b, tail);
         return;
     };
+    let tail = Arc::unwrap_or_clone(tail);
     head.size = head.size.saturating_add(tail.size);
     let meet = b.0;
     for (k, blk) in tail.blocks {

@@ -179,7 +179,13 @@ pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) 
         let left = rect.left() + label_w;
         let group_bytes: u64 = group.iter().map(|s| s.size).sum();
         let label = match group {
-            [one] => format!("{:#x} · {}", one.address, one.pool),
+            [one] => trf!(
+                ui,
+                "{:#x} · {}",
+                "{:#x} · {}池",
+                one.address,
+                pool_name(ui, &one.pool)
+            ),
             _ => trf!(
                 ui,
                 "segments {}–{} ({})",
@@ -206,7 +212,13 @@ pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) 
         if let [seg] = group {
             for b in &seg.blocks {
                 let x0 = left + px(b.offset);
-                let w = px(b.size).max(0.5);
+                // A block in use stays visible however small beside its segment (a 1 KiB block
+                // in a 2 MiB segment is under a tenth of a point wide).
+                let w = if matches!(b.state, BlockUse::Free) {
+                    px(b.size).max(0.5)
+                } else {
+                    px(b.size).max(2.0)
+                };
                 let r0 =
                     Rect::from_min_size(Pos2::new(x0, whole.top()), Vec2::new(w, whole.height()));
                 match b.state {
@@ -261,10 +273,10 @@ pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) 
                     hovered = Some(trf!(
                         ui,
                         "segment {:#x} ({}, {} pool)\nblock at {:#x} (+{}): {} = {} B\n{state}",
-                        "段 {:#x}（{}，{} 池）\n块地址 {:#x}（+{}）：{} = {} B\n{state}",
+                        "段 {:#x}（{}，{}池）\n块地址 {:#x}（+{}）：{} = {} B\n{state}",
                         seg.address,
                         mib_text(seg.size),
-                        seg.pool,
+                        pool_name(ui, &seg.pool),
                         seg.address.saturating_add(b.offset),
                         mib_text(b.offset),
                         mib_text(b.size),
@@ -320,5 +332,15 @@ pub fn segment_map(ui: &mut egui::Ui, segments: &[MapSegment], max_rows: usize) 
     }
     if let Some(h) = hovered {
         resp.on_hover_text(h);
+    }
+}
+
+/// A segment's pool as the file or the simulator names it (`large`, `small`), in the language
+/// of `ui`; any other name as it is.
+fn pool_name<'a>(ui: &egui::Ui, pool: &'a str) -> &'a str {
+    match pool {
+        "large" => tr(ui, "large", "大"),
+        "small" => tr(ui, "small", "小"),
+        other => other,
     }
 }

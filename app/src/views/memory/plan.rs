@@ -173,11 +173,19 @@ fn draw(ui: &mut egui::Ui, o: &PlanOutput) {
     );
     ui.add_space(4.0);
     ui.label(
-        egui::RichText::new(tr(
-            ui,
-            "The plan: one row per block, bars = the tensors it holds over the ten steps (hover for sizes)",
-            "规划：每块一行，横条 = 这块在十个步骤里先后存放的张量（悬停看大小）",
-        ))
+        egui::RichText::new(if crate::widgets::stepper::figure_mode(ui.ctx()) {
+            tr(
+                ui,
+                "The plan: one row per block, bars = the tensors it holds over the ten steps",
+                "规划：每块一行，横条 = 这块在十个步骤里先后存放的张量",
+            )
+        } else {
+            tr(
+                ui,
+                "The plan: one row per block, bars = the tensors it holds over the ten steps (hover for sizes)",
+                "规划：每块一行，横条 = 这块在十个步骤里先后存放的张量（悬停看大小）",
+            )
+        })
         .strong(),
     );
     let rows: Vec<GanttRow> = o

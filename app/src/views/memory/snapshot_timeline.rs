@@ -407,11 +407,19 @@ fn legend(ui: &mut egui::Ui, (events, columns): (usize, usize)) {
             "存活的请求字节（alloc − free_completed）",
         ));
         ui.label(
-            egui::RichText::new(tr(
-                ui,
-                "· under it, the largest live allocations stacked, coloured by the user frame that made them (the rest in grey; hover for size and stack)",
-                "· 下面按分配它们的用户栈帧着色，叠放最大的那些存活分配（其余为灰色；悬停可看大小和调用栈）",
-            ))
+            egui::RichText::new(if crate::widgets::stepper::figure_mode(ui.ctx()) {
+                tr(
+                    ui,
+                    "· under it, the largest live allocations stacked, coloured by the user frame that made them (the rest in grey)",
+                    "· 下面按分配它们的用户栈帧着色，叠放最大的那些存活分配（其余为灰色）",
+                )
+            } else {
+                tr(
+                    ui,
+                    "· under it, the largest live allocations stacked, coloured by the user frame that made them (the rest in grey; hover for size and stack)",
+                    "· 下面按分配它们的用户栈帧着色，叠放最大的那些存活分配（其余为灰色；悬停可看大小和调用栈）",
+                )
+            })
             .small(),
         );
         let per = events as f64 / columns.max(1) as f64;

@@ -132,11 +132,15 @@ fn draw(ui: &mut egui::Ui, o: &StepOutput) {
         100.0 * o.trainer_share_baseline
     ));
     ui.label(
-        egui::RichText::new(tr(
-            ui,
-            "One step, ms per stage (hover a segment for its figures)",
-            "一步训练，各阶段的 ms（鼠标悬停看每段的数字）",
-        ))
+        egui::RichText::new(if crate::widgets::stepper::figure_mode(ui.ctx()) {
+            tr(ui, "One step, ms per stage", "一步训练，各阶段的 ms")
+        } else {
+            tr(
+                ui,
+                "One step, ms per stage (hover a segment for its figures)",
+                "一步训练，各阶段的 ms（鼠标悬停看每段的数字）",
+            )
+        })
         .strong(),
     );
     let bar = |name: &str, f: &dyn Fn(&warpscope_core::step::ledger::Stage) -> f64| LedgerBar {

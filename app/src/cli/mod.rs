@@ -140,6 +140,11 @@ pub enum Command {
         /// Leave out the caption (title and parameters).
         #[arg(long)]
         no_caption: bool,
+        /// SVG: text drawn as outlines in warpscope's own fonts, so the figure looks the same on a
+        /// machine or in a slide program without them (a larger file; its text can no longer be
+        /// selected or edited). PNG and GIF always carry their text as pixels.
+        #[arg(long)]
+        outline_text: bool,
         /// The scene's picture alone, for pasting into a slide: no caption line (a figure never
         /// shows controls — no buttons, sliders or stepper — with or without this).
         #[arg(long)]
@@ -249,6 +254,7 @@ pub fn main() -> ExitCode {
             theme,
             lang,
             no_caption,
+            outline_text,
             figure,
             slide,
             frames,
@@ -267,6 +273,7 @@ pub fn main() -> ExitCode {
                 lang,
                 caption: !(no_caption || figure),
                 slide,
+                outline_text,
                 ..Default::default()
             };
             if out

@@ -43,6 +43,9 @@ pub struct FigureOptions {
     /// A 16 : 9 slide: the figure centred on a [`SLIDE_PX`] canvas (scaled to fit) instead of
     /// cropped to what it draws; drawn [`SLIDE_WIDTH`] points wide.
     pub slide: bool,
+    /// SVG only: text as outlines in the embedded fonts ([`svg::outline_text`]), so the figure
+    /// looks the same where those fonts are missing.
+    pub outline_text: bool,
 }
 
 /// The pixel size of a `slide` figure: full HD, 16 : 9.
@@ -61,6 +64,7 @@ impl Default for FigureOptions {
             lang: Lang::En,
             caption: true,
             slide: false,
+            outline_text: false,
         }
     }
 }
@@ -398,6 +402,8 @@ pub fn export_prepared(
     let bytes = if ext == "png" {
         // A slide's SVG is already at its pixel size.
         svg_to_png(&svg, if opts.slide { 1.0 } else { scale })?
+    } else if opts.outline_text {
+        svg::outline_text(&svg)?.into_bytes()
     } else {
         svg.into_bytes()
     };

@@ -367,3 +367,73 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
         .encode_png()
         .map_err(|e| ExportError::Render(e.to_string()))
 }
+
+/// `svg` with every `<text>` drawn as outlines (paths) in the GUI's embedded fonts, as the PNG
+/// rasteriser lays it out: the figure then looks the same where those fonts are not installed
+/// (a slide program, another machine), at the price of a larger file whose text can no longer
+/// be selected or edited.
+///
+/// # Errors
+/// [`ExportError::Render`] when the SVG does not parse.
+pub fn outline_text(svg: &str) -> Result<String, ExportError> {
+    let tree = resvg::usvg::Tree::from_str(svg, &raster_options())
+        .map_err(|e| ExportError::Render(e.to_string()))?;
+    Ok(tree.to_string(&resvg::usvg::WriteOptions::default()))
+}
+
+#[cfg(test)]
+mod outline_tests {
+    use super::*;
+
+    /// Renders `svg` at scale 1 with `opt`'s fonts: RGBA pixels and the width.
+    fn render(svg: &str, opt: &resvg::usvg::Options<'_>) -> (Vec<u8>, u32) {
+        let tree = resvg::usvg::Tree::from_str(svg, opt).expect("parses");
+        let size = tree.size().to_int_size();
+        let mut pixmap =
+            resvg::tiny_skia::Pixmap::new(size.width(), size.height()).expect("non-empty");
+        resvg::render(
+            &tree,
+            resvg::tiny_skia::Transform::identity(),
+            &mut pixmap.as_mut(),
+        );
+        (pixmap.data().to_vec(), size.width())
+    }
+
+    /// Share of pixels whose colour differs by more than 8 of 255 in some channel.
+    fn differing(a: &[u8], b: &[u8]) -> f64 {
+        let n = a.len().min(b.len()) / 4;
+        let diff = a
+            .chunks_exact(4)
+            .zip(b.chunks_exact(4))
+            .filter(|(p, q)| p.iter().zip(q.iter()).any(|(x, y)| x.abs_diff(*y) > 8))
+            .count();
+        diff as f64 / n.max(1) as f64 + a.len().abs_diff(b.len()) as f64
+    }
+
+    #[test]
+    fn outlined_text_renders_the_same_without_any_font() {
+        // A real figure with English and Chinese text: memory-allocator in Chinese.
+        let scene = warpscope_core::scene::find("memory-allocator").expect("registered");
+        let mut state = crate::export::prepare(scene, scene.defaults(), None).expect("computes");
+        let opts = crate::export::FigureOptions {
+            lang: crate::i18n::Lang::Zh,
+            ..Default::default()
+        };
+        let svg = crate::export::prepared_svg(&mut state, &opts);
+        assert!(svg.contains("<text"));
+        let outlined = outline_text(&svg).expect("outlines");
+        assert!(!outlined.contains("<text"));
+        let no_fonts = resvg::usvg::Options::default();
+        let (want, _) = render(&svg, &raster_options());
+        let (got, _) = render(&outlined, &no_fonts);
+        // With no font at all, the outlines still draw the text as the embedded fonts do …
+        assert!(differing(&want, &got) < 0.002, "{}", differing(&want, &got));
+        // … where the plain SVG loses it (so the comparison can tell).
+        let (bare, _) = render(&svg, &no_fonts);
+        assert!(
+            differing(&want, &bare) > 0.01,
+            "{}",
+            differing(&want, &bare)
+        );
+    }
+}

@@ -138,3 +138,27 @@ fn a_bare_path_opens_the_window_on_that_file() {
         ))
     );
 }
+
+/// An export without `--step` shows the event the `event` parameter names (the last by
+/// default, as `report` and the window do); `--step` places it anywhere, 0 included.
+#[test]
+fn an_export_shows_the_event_parameters_event_unless_a_step_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let shown = |extra: &[&str]| {
+        let out = dir.path().join("fig.svg");
+        let out_s = out.to_string_lossy().into_owned();
+        let mut args = vec!["export", "memory-snapshot", "--out", &out_s];
+        args.extend_from_slice(extra);
+        let o = warpscope(&args, None);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let svg = std::fs::read_to_string(&out).unwrap();
+        // The trace panel's heading: "Event N of 50: …" (the built-in fixture has 50 events).
+        let at = svg.find(" of 50: ").expect("the event heading");
+        let head = &svg[..at];
+        head[head.rfind("Event ").expect("its start") + 6..].to_owned()
+    };
+    assert_eq!(shown(&[]), "49");
+    assert_eq!(shown(&["--set", "event=7"]), "7");
+    assert_eq!(shown(&["--step", "0"]), "0");
+    assert_eq!(shown(&["--step", "12"]), "12");
+}

@@ -262,6 +262,7 @@ pub fn draw_state(
     for _ in 0..2 {
         let mut output = ctx.run_ui(input.clone(), |ui| {
             stepper::set_figure_mode(ui.ctx(), true);
+            stepper::set_event_placed(ui.ctx(), opts.step.is_some());
             egui::CentralPanel::default().show(ui, |ui| {
                 used = ui
                     .scope(|ui| {

@@ -240,6 +240,22 @@ pub fn figure_mode(ctx: &egui::Context) -> bool {
         .unwrap_or(false)
 }
 
+fn event_placed_id() -> egui::Id {
+    egui::Id::unique("warpscope-event-placed")
+}
+
+/// Whether the caller placed the stepper on the event a figure shows (`export --step`, a GIF's
+/// frames, the window's own cursor), so a view must not move it to its own default event.
+pub fn event_placed(ctx: &egui::Context) -> bool {
+    ctx.data(|d| d.get_temp::<bool>(event_placed_id()))
+        .unwrap_or(false)
+}
+
+/// Says whether the event a figure shows was placed by the caller ([`event_placed`]).
+pub fn set_event_placed(ctx: &egui::Context, placed: bool) {
+    ctx.data_mut(|d| d.insert_temp(event_placed_id(), placed));
+}
+
 /// Turns figure mode on or off for `ctx`.
 pub fn set_figure_mode(ctx: &egui::Context, on: bool) {
     ctx.data_mut(|d| d.insert_temp(figure_mode_id(), on));

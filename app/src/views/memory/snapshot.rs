@@ -50,7 +50,8 @@ impl SnapshotView {
     /// file or `event` changed since the run before (a file opened, typed or dropped opens on its
     /// own final state; `--set event=N` on event N), and for the first run when the cursor is
     /// still at 0 — not when something placed it (a session's step, `--step`, the window's
-    /// cursor in an export, a GIF's frames). A figure jumps only to an `event` that was set.
+    /// cursor in an export, a GIF's frames: [`crate::widgets::stepper::event_placed`]). So an
+    /// export without `--step` shows the event the caption's `event` names, as the window does.
     fn follow_run(&mut self, ui: &egui::Ui, run: &SnapshotRun, cx: &mut ViewContext<'_>) {
         if self
             .seen_run
@@ -61,7 +62,10 @@ impl SnapshotView {
         }
         let changed = match &self.seen_run {
             Some((_, path, event)) => *path != run.output.path || *event != run.event,
-            None => cx.stepper.pos == 0 && (run.event >= 0 || !figure_mode(ui.ctx())),
+            None => {
+                cx.stepper.pos == 0
+                    && (run.event >= 0 || !crate::widgets::stepper::event_placed(ui.ctx()))
+            }
         };
         self.seen_run = Some((run.id, run.output.path.clone(), run.event));
         let n = run.timelines.first().map_or(0, |t| t.events.len());

@@ -228,9 +228,11 @@ impl FrameTable {
 /// Whether a frame of file `filename` belongs to the interpreter, PyTorch or an installed package
 /// rather than to the user's program: C++ frames without a file (`??`, empty), `<frozen …>` and
 /// other `<…>` pseudo-files, anything under `site-packages`/`dist-packages`, the standard
-/// library (`/lib/python3.x/`), PyTorch's own sources (`torch/`) and C++ sources (`.cpp`, `.h`,
-/// `.cu` …: PyTorch's C++ frames, `memory_snapshot.cpp`). `<module>`-level user code keeps its
-/// real file name and stays a user frame.
+/// library (`/lib/python3.x/`), PyTorch's own sources (`torch/`), the code TorchInductor
+/// generates (`torchinductor_…/`), C sources (`.c`: the interpreter's own frames,
+/// `Python/ceval.c`, `Objects/call.c`) and C++ sources (`.cpp`, `.h`, `.cu` …: PyTorch's C++
+/// frames, `memory_snapshot.cpp`). `<module>`-level user code keeps its real file name and stays
+/// a user frame.
 pub fn is_library(filename: &str) -> bool {
     let f = filename.replace('\\', "/").to_lowercase();
     f.is_empty()
@@ -241,7 +243,8 @@ pub fn is_library(filename: &str) -> bool {
         || f.contains("/lib/python")
         || f.starts_with("torch/")
         || f.contains("/torch/")
-        || [".cpp", ".cc", ".cu", ".cuh", ".h", ".hpp"]
+        || f.contains("torchinductor_")
+        || [".c", ".cpp", ".cc", ".cu", ".cuh", ".h", ".hpp"]
             .iter()
             .any(|ext| f.ends_with(ext))
 }
@@ -296,6 +299,9 @@ mod tests {
             "/usr/lib/python3.11/threading.py",
             "/opt/pytorch/torch/_tensor.py",
             "memory_snapshot.cpp",
+            "Python/ceval.c",
+            "Objects/typeobject.c",
+            "/tmp/torchinductor_user/nq/cnqtho2nij4af6swya42kmd2tvb2py3brmcdj3mike6uxkmojqam.py",
         ] {
             assert!(is_library(lib), "{lib}");
         }
@@ -303,6 +309,8 @@ mod tests {
             "/home/user/project/model.py",
             "D:\\Dev\\assignment2-systems\\cs336-basics\\cs336_basics\\model.py",
             "train.py",
+            "misc/attention.py",
+            "/home/user/c/src/model.py",
         ] {
             assert!(!is_library(user), "{user}");
         }

@@ -699,3 +699,36 @@ fn a_slide_is_full_hd_whatever_the_scene_draws() {
         assert_eq!((dim(16), dim(20)), (1920, 1080), "{scene}");
     }
 }
+
+/// A slide figure taller than 16 : 9 shrinks to fit, and the export says by how much; one that
+/// fits says nothing.
+#[test]
+fn a_slide_that_had_to_shrink_says_so() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let note = |scene: &str| {
+        let png = dir.path().join(format!("{scene}.png"));
+        let out = warpscope(&[
+            "export",
+            scene,
+            "--slide",
+            "--out",
+            png.to_str().expect("utf-8 path"),
+        ]);
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // The allocator's figure (plot, op table, segment map) is far taller than 720 points.
+    let tall = note("memory-allocator");
+    assert!(
+        tall.contains("scaled to fit") && tall.contains("Without --slide"),
+        "{tall}"
+    );
+    let share: f32 = tall
+        .split(" % ")
+        .next()
+        .and_then(|h| h.rsplit(' ').next())
+        .and_then(|p| p.parse().ok())
+        .expect("a percentage");
+    assert!(share > 0.0 && share < 80.0, "{share}");
+    assert_eq!(note("banks"), "");
+}

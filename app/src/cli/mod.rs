@@ -475,9 +475,12 @@ fn export(
         step: opts.step.or(step),
         ..*opts
     };
-    match write_figure(s, values, input, out, scale, &opts) {
-        Ok(p) => {
+    match crate::export::export_noted(s, values, input, out, scale, &opts) {
+        Ok((p, note)) => {
             say!("wrote {}", p.display());
+            if let Some(note) = note {
+                eprintln!("warpscope: {note}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => fail(code(&e), &e.to_string()),

@@ -316,13 +316,19 @@ pub fn scene_svg(
 
 /// The SVG of a prepared scene (its view in the state it is in).
 pub fn prepared_svg(state: &mut Prepared, opts: &FigureOptions) -> String {
+    prepared_svg_fitted(state, opts).0
+}
+
+/// [`prepared_svg`], and for a `slide` figure that had to shrink to fit the slide, a note saying
+/// by how much ([`SLIDE_SHRINK_NOTE`]).
+fn prepared_svg_fitted(state: &mut Prepared, opts: &FigureOptions) -> (String, Option<String>) {
     let opts = FigureOptions {
         width: if opts.slide { SLIDE_WIDTH } else { opts.width },
         ..*opts
     };
     let (shapes, area, bg) = draw_state(state, &opts);
     if !opts.slide {
-        return shapes_to_svg(&shapes, area, bg);
+        return (shapes_to_svg(&shapes, area, bg), None);
     }
     // Grow the drawn area to 16 : 9 around its centre, then show it at the slide's pixel size.
     let (w, h) = SLIDE_PX;
@@ -339,7 +345,20 @@ pub fn prepared_svg(state: &mut Prepared, opts: &FigureOptions) -> String {
         )
     };
     let svg = shapes_to_svg(&shapes, canvas, bg);
-    svg.replacen(
+    // Text on a slide that fits is 1.5× its point size in pixels (1920 px for 1280 points).
+    let share = w / canvas.width() / (w / SLIDE_WIDTH);
+    let note = (share < SLIDE_SHRINK_NOTE).then(|| {
+        format!(
+            "note: the figure is {:.0} points tall, more than a 16 : 9 slide {SLIDE_WIDTH:.0} points \
+             wide holds ({:.0}); it was scaled to fit, so its text is {:.0} % of a slide figure's. \
+             Without --slide it keeps its text size (a tall image to crop); --figure leaves out \
+             the caption.",
+            area.height(),
+            SLIDE_WIDTH * h / w,
+            100.0 * share
+        )
+    });
+    let svg = svg.replacen(
         &format!(
             "width=\"{:.0}\" height=\"{:.0}\"",
             canvas.width(),
@@ -347,7 +366,29 @@ pub fn prepared_svg(state: &mut Prepared, opts: &FigureOptions) -> String {
         ),
         &format!("width=\"{w:.0}\" height=\"{h:.0}\""),
         1,
-    )
+    );
+    (svg, note)
+}
+
+/// A `slide` figure scaled to under this share of a fitting figure's text size gets a note
+/// ([`export_noted`]): under 80 %, its smallest labels (12 points) fall below 14 of 1080 pixels.
+pub const SLIDE_SHRINK_NOTE: f32 = 0.8;
+
+/// [`export`], and a note for the user where the figure is not what they may expect (a `slide`
+/// figure shrunk to fit, [`SLIDE_SHRINK_NOTE`]).
+///
+/// # Errors
+/// As [`export`].
+pub fn export_noted(
+    scene: &'static Scene,
+    values: ParamValues,
+    input: Option<Input>,
+    out: &Path,
+    scale: f32,
+    opts: &FigureOptions,
+) -> Result<(PathBuf, Option<String>), ExportError> {
+    check_figure_path(out)?;
+    write_prepared(&mut prepare(scene, values, input)?, out, scale, opts)
 }
 
 /// Exports `scene` to `out` (`.svg` or `.png`, PNG at `scale`) and returns the written path.
@@ -398,8 +439,18 @@ pub fn export_prepared(
     scale: f32,
     opts: &FigureOptions,
 ) -> Result<PathBuf, ExportError> {
+    write_prepared(state, out, scale, opts).map(|(p, _)| p)
+}
+
+/// [`export_prepared`], with [`prepared_svg_fitted`]'s note.
+fn write_prepared(
+    state: &mut Prepared,
+    out: &Path,
+    scale: f32,
+    opts: &FigureOptions,
+) -> Result<(PathBuf, Option<String>), ExportError> {
     let ext = check_figure_path(out)?;
-    let svg = prepared_svg(state, opts);
+    let (svg, note) = prepared_svg_fitted(state, opts);
     let bytes = if ext == "png" {
         // A slide's SVG is already at its pixel size.
         svg_to_png(&svg, if opts.slide { 1.0 } else { scale })?
@@ -409,7 +460,7 @@ pub fn export_prepared(
         svg.into_bytes()
     };
     write_atomically(out, &bytes)?;
-    Ok(out.canonicalize().unwrap_or_else(|_| out.to_owned()))
+    Ok((out.canonicalize().unwrap_or_else(|_| out.to_owned()), note))
 }
 
 #[cfg(test)]

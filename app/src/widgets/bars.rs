@@ -94,15 +94,20 @@ pub fn legend(ui: &mut egui::Ui, series: &[Series]) {
     });
 }
 
-/// Tick values and labels for the axis from `lo` to `hi` (log: exponents of ten).
+/// Tick values and labels for the axis from `lo` to `hi` (log: exponents of ten, labelled as
+/// the log-log plots label them).
 fn ticks(scale: Scale, lo: f64, hi: f64) -> Vec<(f64, String)> {
     match scale {
         Scale::Log => {
             let (a, b) = (lo.floor() as i32, hi.ceil() as i32);
             let every = ((b - a) / 8 + 1).max(1);
+            let plain = super::log_log_plot::plain_axis(&(f64::from(a)..=f64::from(b)));
             (a..=b)
                 .filter(|e| (e - a) % every == 0)
-                .map(|e| (f64::from(e), format!("1e{e}")))
+                .map(|e| {
+                    let v = f64::from(e);
+                    (v, super::log_log_plot::log_label(v, plain))
+                })
                 .collect()
         }
         Scale::Linear => {
@@ -508,8 +513,8 @@ mod tests {
     #[test]
     fn log_ticks_are_decades_thinned_past_eight() {
         let t = ticks(Scale::Log, -16.0, -3.0);
-        // 13 decades: every second one, from 1e-16.
-        assert_eq!(t.first().map(|x| x.1.as_str()), Some("1e-16"));
+        // 13 decades: every second one, from 10⁻¹⁶.
+        assert_eq!(t.first().map(|x| x.1.as_str()), Some("10⁻¹⁶"));
         assert_eq!(t.len(), 7);
         assert_eq!(ticks(Scale::Log, -8.0, -6.0).len(), 3);
     }

@@ -403,8 +403,7 @@ pub fn export(
     scale: f32,
     opts: &FigureOptions,
 ) -> Result<PathBuf, ExportError> {
-    check_figure_path(out)?;
-    export_prepared(&mut prepare(scene, values, input)?, out, scale, opts)
+    export_noted(scene, values, input, out, scale, opts).map(|(p, _)| p)
 }
 
 /// A figure path's extension, lower-cased, when it is one [`export_prepared`] writes.

@@ -353,3 +353,40 @@ fn pickles_written_by_python_with_bad_sizes_are_refused_and_odd_ones_warned() {
     );
     assert_eq!(o.warnings.len(), o.warnings_zh.len());
 }
+
+/// An active block whose own entry names no stack takes the stack of the trace's latest
+/// `alloc` at its address up to the event (PyTorch records the allocating stack there; the
+/// file's blocks, or a free event put back, may carry none). Checked against the trace itself:
+/// for every active block at a few events of the cs336 trace, its frames are those of the last
+/// `alloc` of its address at or before the event, whenever the trace has one with frames.
+#[test]
+fn active_blocks_take_the_stack_of_their_alloc_event() {
+    let path = data("torch2.11-cs336-a2.pickle");
+    let s = snapshot::read_file(&path).expect("reads");
+    let a = snapshot::analyse(&path, &s, -1).expect("analyses");
+    let h = &a.histories[0];
+    let trace = &s.device_traces[0];
+    let mut checked = 0;
+    for event in [12usize, 400, 1170, 3000, trace.len() - 1] {
+        let st = h.at(event);
+        for b in st.segments.iter().flat_map(|g| &g.blocks) {
+            if b.state == snapshot::BlockState::Inactive {
+                continue;
+            }
+            let alloc = trace[..=event]
+                .iter()
+                .rev()
+                .find(|e| e.action == "alloc" && e.addr == Some(b.address));
+            if let Some(e) = alloc.filter(|e| !s.frames.frames(e.frames).is_empty()) {
+                if s.frames.frames(b.frames).is_empty() {
+                    panic!(
+                        "event {event}: block {:#x} has no stack; its alloc has",
+                        b.address
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}

@@ -152,17 +152,32 @@ fn draw(ui: &mut egui::Ui, o: &DiffOutput) {
         })
         .collect();
     widgets::grouped_bars(ui, &groups, &series, Scale::Linear, "MiB");
+    // A figure has no expander: it names what it leaves out (`report memory-diff` lists all).
+    let figure = crate::widgets::stepper::figure_mode(ui.ctx());
     if o.by_frame.len() > BARS {
         ui.label(
-            egui::RichText::new(trf!(
-                ui,
-                "The {} largest of {} groups; the table lists all.",
-                "只画出最大的 {} 组（共 {} 组）；下表列出全部。",
-                BARS,
-                o.by_frame.len()
-            ))
+            egui::RichText::new(if figure {
+                trf!(
+                    ui,
+                    "The {} largest of {} groups (`warpscope report memory-diff` lists all).",
+                    "只画出最大的 {} 组（共 {} 组；`warpscope report memory-diff` 列出全部）。",
+                    BARS,
+                    o.by_frame.len()
+                )
+            } else {
+                trf!(
+                    ui,
+                    "The {} largest of {} groups; the table lists all.",
+                    "只画出最大的 {} 组（共 {} 组）；下表列出全部。",
+                    BARS,
+                    o.by_frame.len()
+                )
+            })
             .small(),
         );
+    }
+    if figure {
+        return;
     }
     egui::CollapsingHeader::new(tr(ui, "Every group", "全部分组"))
         .id_salt("diff-groups")

@@ -685,6 +685,23 @@ pub struct History {
     pub inconsistent: usize,
     /// The first few of them, described: `(English, Chinese)`.
     pub examples: Vec<(String, String)>,
+    /// Per address, the `alloc` events there that carry a stack: `(event, frame list)`, in
+    /// trace order ([`History::at`] gives an active block without a stack of its own the
+    /// stack of the latest one up to the event).
+    alloc_frames: foldhash::HashMap<u64, Vec<(usize, u32)>>,
+}
+
+/// The `alloc` events of `events` that carry a stack, by address ([`History::alloc_frames`]).
+fn alloc_frames(events: &[Ev]) -> foldhash::HashMap<u64, Vec<(usize, u32)>> {
+    let mut by_addr: foldhash::HashMap<u64, Vec<(usize, u32)>> = foldhash::HashMap::default();
+    for (i, e) in events.iter().enumerate() {
+        if let (Op::Alloc, Some(addr)) = (e.op, e.addr)
+            && e.frames != crate::memory::frames::NO_FRAMES
+        {
+            by_addr.entry(addr).or_default().push((i, e.frames));
+        }
+    }
+    by_addr
 }
 
 impl History {
@@ -709,6 +726,7 @@ impl History {
             interval: MIN_INTERVAL,
             inconsistent: 0,
             examples: Vec::new(),
+            alloc_frames: foldhash::HashMap::default(),
         }
     }
 
@@ -771,6 +789,7 @@ impl History {
         }
         Ok(History {
             device,
+            alloc_frames: alloc_frames(&events),
             events,
             requested,
             checkpoints,
@@ -816,7 +835,21 @@ impl History {
         {
             let _ = state.undo(*e);
         }
-        let segments = state.to_segments();
+        let mut segments = state.to_segments();
+        // PyTorch records the allocating stack on the `alloc` event; a block that names none
+        // (the file's entry, or one a free event without a stack put back) takes that one.
+        for b in segments.iter_mut().flat_map(|s| &mut s.blocks) {
+            if b.frames != crate::memory::frames::NO_FRAMES || b.state == BlockState::Inactive {
+                continue;
+            }
+            let latest = self.alloc_frames.get(&b.address).and_then(|l| {
+                let upto = l.partition_point(|&(e, _)| e < applied);
+                upto.checked_sub(1).and_then(|k| l.get(k))
+            });
+            if let Some(&(_, frames)) = latest {
+                b.frames = frames;
+            }
+        }
         let reserved = segments
             .iter()
             .fold(0u64, |a, s| a.saturating_add(s.total_size));

@@ -686,8 +686,8 @@ pub struct History {
     /// The first few of them, described: `(English, Chinese)`.
     pub examples: Vec<(String, String)>,
     /// Per address, the `alloc` events there that carry a stack: `(event, frame list)`, in
-    /// trace order ([`History::at`] gives an active block without a stack of its own the
-    /// stack of the latest one up to the event).
+    /// trace order ([`History::at`] gives an active block the stack of the latest one up to
+    /// the event: the allocation that made it).
     alloc_frames: foldhash::HashMap<u64, Vec<(usize, u32)>>,
 }
 
@@ -836,10 +836,12 @@ impl History {
             let _ = state.undo(*e);
         }
         let mut segments = state.to_segments();
-        // PyTorch records the allocating stack on the `alloc` event; a block that names none
-        // (the file's entry, or one a free event without a stack put back) takes that one.
+        // A block shows the stack that allocated it, which PyTorch records on the `alloc` event:
+        // a block put back by undoing a free holds the free event's stack (with
+        // `_record_memory_history(stacks="all")` the freeing one), and a block of the file may
+        // name none. Only a block allocated before the trace keeps what it has.
         for b in segments.iter_mut().flat_map(|s| &mut s.blocks) {
-            if b.frames != crate::memory::frames::NO_FRAMES || b.state == BlockState::Inactive {
+            if b.state == BlockState::Inactive {
                 continue;
             }
             let latest = self.alloc_frames.get(&b.address).and_then(|l| {

@@ -147,7 +147,7 @@ fn memory_lifetimes_shows_the_bound_and_follows_the_length_slider() {
     let mut h = harness("memory-lifetimes");
     h.run();
     // Lecture case: BL²N = 8 BLH, bound 11 BLH = 176 MiB, peaks at steps 6 and 7.
-    h.get_by_label_contains("Lower bound 3BLH + max{BL²N, 3BLH} = 11 BLH = 176.00 MiB");
+    h.get_by_label_contains("Lower bound 3BLH + max{BL²N, 3BLH} = 11 BLH = 176 MiB");
     h.get_by_label_contains("step 6 holds 3BLH + BL²N = 11 BLH, step 7 holds 6BLH = 6 BLH");
     h.get_by_label("6 (peak)");
     h.get_by_label("7 (peak)");
@@ -163,7 +163,7 @@ fn memory_lifetimes_shows_the_bound_and_follows_the_length_slider() {
 fn memory_plan_reaches_the_bound_and_follows_the_dtype() {
     let mut h = harness("memory-plan");
     h.run();
-    h.get_by_label_contains("= 11 BLH = 176.00 MiB; lower bound 3BLH + max{BL²N, 3BLH} = 11 BLH = 176.00 MiB — the plan reaches the lower bound");
+    h.get_by_label_contains("= 11 BLH = 176 MiB; lower bound 3BLH + max{BL²N, 3BLH} = 11 BLH = 176 MiB — the plan reaches the lower bound");
     h.get_by_label_contains("3·d_head = 192 (exercise 6). Here L = 512: BL²N = 8 BLH ≥ 3BLH");
     // f32 doubles every byte; the plan in BLH does not change.
     h.get_by_role_and_label(Role::ComboBox, "element type")
@@ -171,7 +171,7 @@ fn memory_plan_reaches_the_bound_and_follows_the_dtype() {
     h.run();
     h.get_by_label("f32").click();
     h.run();
-    h.get_by_label_contains("= 11 BLH = 352.00 MiB; lower bound");
+    h.get_by_label_contains("= 11 BLH = 352 MiB; lower bound");
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn memory_snapshot_reads_the_fixture_and_reports_a_bad_path_by_the_field() {
     let mut h = harness("memory-snapshot");
     h.run();
     // The built-in fixture: 14 segments, 402 MiB reserved, replay recreates the segments.
-    h.get_by_label_contains("421527552 B");
+    h.get_by_label_contains("421,527,552 B");
     h.get_by_label("yes — all 14 segments, same sizes, same order");
     type_path(&mut h, "/nonexistent/snapshot.pickle");
     h.get_by_label_contains("cannot open snapshot `/nonexistent/snapshot.pickle`");
@@ -566,7 +566,7 @@ fn snapshot_timeline_scrubs_and_zooms_event_by_event() {
     h.run();
     h.key_press(egui::Key::ArrowRight);
     h.run();
-    h.get_by_label_contains("Event 2 of 50: segment_alloc of 20.00 MiB");
+    h.get_by_label_contains("Event 2 of 50: segment_alloc of 20 MiB");
     // Zoom ×4 around event 2: a quarter of 50 is under the 16-event minimum, so events 0..16.
     h.get_by_label("Zoom in ×4").click();
     h.run();

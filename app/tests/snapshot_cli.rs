@@ -122,6 +122,35 @@ fn a_bare_path_opens_the_window_on_that_file() {
         String::from_utf8_lossy(&out.stderr)
             .contains("no snapshot file at /nonexistent/run.pickle")
     );
+    // A folder and a device are named as what they are.
+    let out = warpscope(&[env!("CARGO_MANIFEST_DIR")], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a folder, not a snapshot file"));
+    #[cfg(unix)]
+    {
+        let out = warpscope(&["/dev/zero"], None);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
+    }
+    // An empty file and a text file: said to be no snapshot, with how to write one.
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pickle");
+    let text = dir.path().join("notes.pickle");
+    std::fs::write(&empty, b"").unwrap();
+    std::fs::write(&text, b"hello, not a pickle\n").unwrap();
+    for (file, says) in [
+        (&empty, "the file is empty"),
+        (&text, "not a memory snapshot"),
+    ] {
+        let set = format!("path={}", file.display());
+        let out = warpscope(&["report", "memory-snapshot", "--set", &set], None);
+        assert_eq!(out.status.code(), Some(2), "{says}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(says) && err.contains("_dump_snapshot"),
+            "{err}"
+        );
+    }
     // A file: the window is asked for (here there is no display, so it explains instead).
     let out = warpscope(&[&data("torch2.11-mini-fixture.pickle")], None);
     assert_eq!(out.status.code(), Some(1));

@@ -332,10 +332,16 @@ pub fn main() -> ExitCode {
 fn open_snapshot(file: &std::path::Path) -> ExitCode {
     let path = warpscope_core::memory::snapshot::expand_home(&file.to_string_lossy());
     if !path.is_file() {
+        // Name what is there: a folder or a device is not "no file".
+        let what = match std::fs::metadata(&path) {
+            Err(_) => "no snapshot file at",
+            Ok(m) if m.is_dir() => "a folder, not a snapshot file:",
+            Ok(_) => "not a regular file (a device, FIFO or socket):",
+        };
         return fail(
             2,
             &format!(
-                "no snapshot file at {} (warpscope FILE.pickle opens a torch.cuda.memory._snapshot() pickle; `warpscope --help` lists the subcommands)",
+                "{what} {} (warpscope FILE.pickle opens a torch.cuda.memory._snapshot() pickle; `warpscope --help` lists the subcommands)",
                 path.display()
             ),
         );

@@ -61,12 +61,13 @@ fn map_free_colour(ui: &egui::Ui) -> Color32 {
     }
 }
 
-/// Bytes as MiB (2²⁰ bytes) with two decimals, or KiB / B below 0.01 MiB.
+/// Bytes as MiB (2²⁰ bytes), KiB below 1 MiB, B below 1 KiB, in four significant digits with
+/// thousands grouped ([`super::format_number`]: "12,336 MiB", "1.5 MiB", "16 KiB", "512 B").
 pub fn mib_text(bytes: u64) -> String {
-    if bytes >= 10_486 {
-        format!("{:.2} MiB", bytes as f64 / 1_048_576.0)
+    if bytes >= 1 << 20 {
+        format!("{} MiB", super::format_number(bytes as f64 / 1_048_576.0))
     } else if bytes >= 1024 {
-        format!("{:.1} KiB", bytes as f64 / 1024.0)
+        format!("{} KiB", super::format_number(bytes as f64 / 1024.0))
     } else {
         format!("{bytes} B")
     }

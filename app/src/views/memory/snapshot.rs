@@ -278,8 +278,9 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
                 "保留（Σ 段的 total_size）",
             ));
             ui.strong(format!(
-                "{:.2} MiB ({} B)",
-                o.reserved_mib, o.reserved_bytes
+                "{} ({} B)",
+                mib_text(o.reserved_bytes),
+                crate::widgets::format::group_thousands(&o.reserved_bytes.to_string())
             ));
             ui.end_row();
             ui.label(tr(
@@ -288,8 +289,9 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
                 "已分配（Σ 段的 allocated_size）",
             ));
             ui.strong(format!(
-                "{:.2} MiB ({} B)",
-                o.allocated_mib, o.allocated_bytes
+                "{} ({} B)",
+                mib_text(o.allocated_bytes),
+                crate::widgets::format::group_thousands(&o.allocated_bytes.to_string())
             ));
             ui.end_row();
             ui.label(tr(

@@ -116,16 +116,42 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun) {
     );
     ui.add(egui::Label::new(egui::RichText::new(settings_line(ui, w)).small()).wrap());
     let (rec, what) = (recorded(run), replayed(w));
-    let series = [
-        Series {
-            name: tr(ui, "recorded run (the file)", "录下的运行（文件）").to_owned(),
-            colour: widgets::GREY,
-        },
-        Series {
-            name: tr(ui, "what-if replay", "假设的重放").to_owned(),
-            colour: widgets::BLUE,
-        },
-    ];
+    // A trace that starts mid-run: the replay, from an empty allocator, lacks what was live
+    // before it, so even the file's own settings reserve less than the recorded run; the
+    // replay under the file's settings is the baseline a what-if compares with.
+    let mid_run = !o.trace_starts_empty;
+    if mid_run {
+        let before = run.timelines.first().map_or(0, |t| t.start_allocated);
+        ui.add(
+            egui::Label::new(
+                egui::RichText::new(trf!(
+                    ui,
+                    "This trace starts mid-run: {} were live before its first event, which a replay from an empty allocator does not hold. Even with the file's own settings the replay reserves {} at its peak against the recorded {}: compare a what-if with that replay (the middle bars), not with the recorded run.",
+                    "这条轨迹从运行中途开始：第一个事件之前已有 {} 存活，从空分配器开始的重放没有这些。即使用文件自己的设置，重放的保留峰值也只有 {}，而录下的是 {}：请把假设与这次重放（中间的横条）比较，而不是与录下的运行比较。",
+                    mib_text(before),
+                    mib_text(o.replay_reserved_peak_bytes),
+                    mib_text(rec.reserved_peak)
+                ))
+                .color(ui.visuals().warn_fg_color),
+            )
+            .wrap(),
+        );
+    }
+    let mut series = vec![Series {
+        name: tr(ui, "recorded run (the file)", "录下的运行（文件）").to_owned(),
+        colour: widgets::GREY,
+    }];
+    if mid_run {
+        series.push(Series {
+            name: tr(ui, "replay, the file's settings", "重放，文件的设置").to_owned(),
+            colour: widgets::ORANGE,
+        });
+    }
+    series.push(Series {
+        name: tr(ui, "what-if replay", "假设的重放").to_owned(),
+        colour: widgets::BLUE,
+    });
+    let what_series = series.len() - 1;
     let bar = |series: usize, bytes: u64| Bar {
         series,
         value: warpscope_core::memory::mib(bytes),
@@ -136,22 +162,28 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun) {
         (
             tr(ui, "reserved, peak", "保留，峰值"),
             rec.reserved_peak,
+            Some(o.replay_reserved_peak_bytes),
             what.reserved_peak,
         ),
         (
             tr(ui, "reserved, final", "保留，最终"),
             rec.reserved_final,
+            Some(o.replay_reserved_final_bytes),
             what.reserved_final,
         ),
         (
             tr(ui, "cached free at the end", "最终缓存中的空闲"),
             rec.cached_free,
+            None,
             what.cached_free,
         ),
     ]
-    .map(|(name, a, b)| BarGroup {
+    .map(|(name, a, baseline, b)| BarGroup {
         name: name.to_owned(),
-        bars: vec![bar(0, a), bar(1, b)],
+        bars: std::iter::once(bar(0, a))
+            .chain(baseline.filter(|_| mid_run).map(|x| bar(1, x)))
+            .chain(std::iter::once(bar(what_series, b)))
+            .collect(),
     });
     widgets::grouped_bars(ui, &groups, &series, Scale::Linear, "MiB");
     egui::Grid::new("snapshot-whatif")

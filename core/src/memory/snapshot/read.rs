@@ -122,11 +122,26 @@ pub fn read_file(path: &str) -> Result<Snapshot, Error> {
             bytes.len()
         )));
     }
+    if bytes.is_empty() {
+        return Err(Error::BadInput(format!(
+            "snapshot `{path}`: the file is empty (0 bytes); {WRITE_ONE}"
+        )));
+    }
     parse(&bytes).map_err(|e| match e {
+        // A file that does not even start as a binary pickle (protocol 2 or later, what
+        // `pickle.dump` writes) is most likely not a snapshot at all: say so first.
+        Error::BadInput(m) if bytes.first() != Some(&0x80) => Error::BadInput(format!(
+            "snapshot `{path}`: not a memory snapshot: it does not start as a binary pickle \
+             (first byte {:#04x}); {WRITE_ONE} ({m})",
+            bytes.first().copied().unwrap_or(0)
+        )),
         Error::BadInput(m) => Error::BadInput(format!("snapshot `{path}`: {m}")),
         other => other,
     })
 }
+
+/// How to make a file this reader reads, for refusals of files that are none.
+const WRITE_ONE: &str = "a snapshot is the pickle `torch.cuda.memory._dump_snapshot(\"FILE.pickle\")` writes after `torch.cuda.memory._record_memory_history()`";
 
 /// Decodes snapshot bytes. Reports progress ([`crate::progress`]): after the opcode guard (5 %),
 /// after `serde-pickle`'s decoding (70 %; one step that cannot stop midway — about 3 s for a

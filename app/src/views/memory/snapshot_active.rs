@@ -22,22 +22,76 @@ fn rest_colour(ui: &egui::Ui) -> Color32 {
     }
 }
 
-/// Colours of the kept allocations: one per distinct innermost user frame, in stacking order.
-fn colours(act: &Active, frames: &FrameTable) -> Vec<Color32> {
+/// The distinct innermost user frames of the kept allocations, in stacking order (as
+/// `name (file:line)`; empty for an allocation with no user frame), and each allocation's
+/// index into them.
+fn frame_groups(act: &Active, frames: &FrameTable) -> (Vec<String>, Vec<usize>) {
     let mut seen: Vec<String> = Vec::new();
-    act.largest
+    let index = act
+        .largest
         .iter()
         .map(|iv| {
             let key = frames
                 .top_user_frame(iv.frames)
                 .map_or_else(String::new, |f| frame_line(&f));
-            let i = seen.iter().position(|k| *k == key).unwrap_or_else(|| {
+            seen.iter().position(|k| *k == key).unwrap_or_else(|| {
                 seen.push(key);
                 seen.len() - 1
-            });
-            widgets::series_colour(i).gamma_multiply(0.85)
+            })
         })
+        .collect();
+    (seen, index)
+}
+
+fn group_colour(i: usize) -> Color32 {
+    widgets::series_colour(i).gamma_multiply(0.85)
+}
+
+/// Colours of the kept allocations: one per distinct innermost user frame, in stacking order.
+fn colours(act: &Active, frames: &FrameTable) -> Vec<Color32> {
+    frame_groups(act, frames)
+        .1
+        .into_iter()
+        .map(group_colour)
         .collect()
+}
+
+/// Frames the colour key names before it sums up the rest.
+const KEY_ENTRIES: usize = 8;
+
+/// The colour key of the stacked allocations: each distinct innermost user frame among them
+/// with its colour (the first [`KEY_ENTRIES`]), then the grey band of the smaller ones.
+pub fn key(ui: &mut egui::Ui, act: &Active, frames: &FrameTable) {
+    let (groups, _) = frame_groups(act, frames);
+    let mut series: Vec<widgets::Series> = groups
+        .iter()
+        .take(KEY_ENTRIES)
+        .enumerate()
+        .map(|(i, k)| widgets::Series {
+            name: if k.is_empty() {
+                tr(ui, "no user frame", "没有用户栈帧").to_owned()
+            } else {
+                k.clone()
+            },
+            colour: group_colour(i),
+        })
+        .collect();
+    if groups.len() > KEY_ENTRIES {
+        series.push(widgets::Series {
+            name: trf!(
+                ui,
+                "{} more frames (colours repeat)",
+                "另有 {} 个栈帧（颜色会重复）",
+                groups.len() - KEY_ENTRIES
+            ),
+            colour: Color32::TRANSPARENT,
+        });
+    }
+    series.push(widgets::Series {
+        name: tr(ui, "the smaller allocations", "其余较小的分配").to_owned(),
+        colour: rest_colour(ui),
+    });
+    widgets::legend(ui, &series);
 }
 
 /// Bands drawn as runs of columns with the same top and bottom: one rectangle per run, not per

@@ -64,12 +64,12 @@ pub fn show(
     view: &mut SnapshotView,
     cx: &mut ViewContext<'_>,
 ) {
-    ui.label(egui::RichText::new(tr(ui, "The trace, event by event", "逐个事件看 trace")).strong());
+    ui.label(egui::RichText::new(tr(ui, "The trace, event by event", "逐个事件看轨迹")).strong());
     if run.timelines.is_empty() {
         ui.label(tr(
             ui,
             "This file has no trace events (recorded without `_record_memory_history`), so there is nothing to scrub.",
-            "这个文件没有 trace 事件（录制时没有开 `_record_memory_history`），没有可以逐个查看的事件。",
+            "这个文件没有轨迹事件（录制时没有开 `_record_memory_history`），没有可以逐个查看的事件。",
         ));
         return;
     }
@@ -215,7 +215,7 @@ fn controls(
         if ui
             .add_enabled(
                 span < n,
-                egui::Button::new(tr(ui, "Whole trace", "整条 trace")),
+                egui::Button::new(tr(ui, "Whole trace", "整条轨迹")),
             )
             .clicked()
         {
@@ -394,12 +394,15 @@ fn plot(
         cx.stepper.pos = (start + (f * span) as usize).min(end - 1);
     }
     legend(ui, (end - start, cols.len()));
+    if let Some(a) = act {
+        super::snapshot_active::key(ui, a, frames);
+    }
 }
 
 fn legend(ui: &mut egui::Ui, (events, columns): (usize, usize)) {
     ui.horizontal_wrapped(|ui| {
         swatch(ui, RESERVED);
-        ui.label(tr(ui, "reserved (segments)", "reserved（段）"));
+        ui.label(tr(ui, "reserved (segments)", "保留（段）"));
         swatch(ui, LIVE);
         ui.label(tr(
             ui,
@@ -457,7 +460,7 @@ fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize, frames: &FrameTable) {
         egui::RichText::new(crate::trf!(
             ui,
             "Event {} of {}: {} of {} at 0x{:x} — reserved {}, live {}",
-            "第 {} 个事件（共 {} 个）：{}，{}，地址 0x{:x} —— reserved {}，存活 {}",
+            "第 {} 个事件（共 {} 个）：{}，{}，地址 0x{:x} —— 保留 {}，存活 {}",
             pos,
             t.events.len(),
             e.action,
@@ -482,7 +485,7 @@ fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize, frames: &FrameTable) {
                 tr(ui, "event", "事件"),
                 tr(ui, "action", "动作"),
                 tr(ui, "size", "大小"),
-                "reserved",
+                tr(ui, "reserved", "保留"),
                 tr(ui, "live", "存活"),
             ] {
                 ui.label(egui::RichText::new(h).small().strong());
@@ -496,7 +499,10 @@ fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize, frames: &FrameTable) {
                 };
                 ui.label(mark(format!("{}{i}", if i == pos { "▶ " } else { "" })));
                 ui.label(mark(e.action.to_owned()));
-                ui.label(mark(format!("{} B", e.size)));
+                ui.label(mark(format!(
+                    "{} B",
+                    crate::widgets::format::group_thousands(&e.size.to_string())
+                )));
                 ui.label(mark(mib_text(e.reserved)));
                 ui.label(mark(mib_text(e.allocated)));
                 ui.end_row();
@@ -507,7 +513,7 @@ fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize, frames: &FrameTable) {
         notes.push(crate::trf!(
             ui,
             "The trace starts mid-run ({} frees of blocks allocated before it): live requested bytes start at {}, what those frees and the file's own active blocks say was live before the first event.",
-            "trace 从运行中途开始（有 {} 次释放的块在 trace 之前就已分配）：存活的请求字节从 {} 开始——这是这些释放和文件里的活动块说明的、第一个事件之前就已存活的字节。",
+            "轨迹从运行中途开始（有 {} 次释放的块在轨迹之前就已分配）：存活的请求字节从 {} 开始——这是这些释放和文件里的活动块说明的、第一个事件之前就已存活的字节。",
             t.unmatched_frees,
             mib_text(t.start_allocated)
         ));
@@ -516,7 +522,7 @@ fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize, frames: &FrameTable) {
         notes.push(crate::trf!(
             ui,
             "{} segment events disagree with the file's segments (a trimmed trace?); reserved is clamped at 0 there.",
-            "{} 个段事件与文件里的段对不上（trace 被截短了？）；那里的 reserved 按 0 截断。",
+            "{} 个段事件与文件里的段对不上（轨迹被截短了？）；那里的保留按 0 截断。",
             t.inconsistent
         ));
     }

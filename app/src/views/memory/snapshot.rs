@@ -339,7 +339,11 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
                 "记录下的分配器设置：{}。",
                 o.allocator_settings
                     .iter()
-                    .map(|(k, v)| format!("{k} = {v}"))
+                    .map(|(k, v)| if v.is_empty() {
+                        format!("{k} {}", tr(ui, "(empty)", "（空）"))
+                    } else {
+                        format!("{k} = {v}")
+                    })
                     .collect::<Vec<_>>()
                     .join(", ")
             ))

@@ -84,7 +84,14 @@ fn settings_line(ui: &egui::Ui, w: &WhatIf) -> String {
         s.max_split_size_mb
             .map_or_else(|| tr(ui, "unlimited", "不限").to_owned(), |m| m.to_string()),
         divisions,
-        if s.garbage_collection_threshold > 0.0 {
+        if s.garbage_collection_threshold > 0.0 && s.device_memory_mib.is_none() {
+            trf!(
+                ui,
+                "{} (no effect: it needs a device memory limit)",
+                "{}（不起作用：需要设备显存上限）",
+                s.garbage_collection_threshold
+            )
+        } else if s.garbage_collection_threshold > 0.0 {
             s.garbage_collection_threshold.to_string()
         } else {
             tr(ui, "off", "关").to_owned()

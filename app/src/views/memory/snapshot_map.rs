@@ -19,8 +19,9 @@ use crate::trf;
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
 
-/// Most segment rows a figure draws.
-pub const FIGURE_ROWS: usize = 300;
+/// Most segment rows a figure draws (the largest segments): few enough for rows that carry
+/// their address and size.
+pub const FIGURE_ROWS: usize = 48;
 
 /// Height the window gives the rows before it scrolls them (points).
 const WINDOW_HEIGHT: f32 = 560.0;
@@ -192,25 +193,28 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, view: &mut SnapshotView, pos: 
     };
     let mut clicked = None;
     if figure_mode(ui.ctx()) {
+        // A figure draws rows tall enough to carry their labels: the largest segments, kept
+        // in address order, when there are more than that.
         let rows = n.min(FIGURE_ROWS);
-        if rows < n {
+        let shown: Vec<StateSegment> = if rows < n {
             ui.label(trf!(
                 ui,
-                "The first {} of {} segments (in address order).",
-                "按地址顺序的前 {} 个段（共 {} 个）。",
+                "The {} largest of {} segments, in address order (`warpscope report memory-snapshot --json` lists all).",
+                "最大的 {} 个段（共 {} 个），按地址排列（`warpscope report memory-snapshot --json` 列出全部）。",
                 rows,
                 n
             ));
-        }
+            let mut by_size: Vec<&StateSegment> = st.segments.iter().collect();
+            by_size.sort_by_key(|g| std::cmp::Reverse(g.total_size));
+            by_size.truncate(rows);
+            by_size.sort_by_key(|g| g.address);
+            by_size.into_iter().cloned().collect()
+        } else {
+            st.segments.clone()
+        };
         let row_h = (FIGURE_HEIGHT / rows as f32).clamp(3.0, 18.0);
         let width = ui.available_width();
-        rows_ui(
-            ui,
-            st.segments.get(..rows).unwrap_or_default(),
-            width,
-            (row_h, fit, largest),
-            &marks,
-        );
+        rows_ui(ui, &shown, width, (row_h, fit, largest), &marks);
         selected_ui(ui, st, &run.frames, marks.selected);
         return;
     }

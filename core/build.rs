@@ -5,16 +5,23 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/presets");
+    // The crate's directory as cargo gives it when it runs this script, not as it was when the
+    // script was compiled: checkouts sharing one target directory share the compiled script.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
+    let dir = Path::new(&manifest).join("../assets/presets");
     println!("cargo::rerun-if-changed={}", dir.display());
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "json"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut files: Vec<_> = match std::fs::read_dir(&dir) {
+        Ok(d) => d
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect(),
+        Err(e) => {
+            // No presets would build a warpscope whose *Examples* are silently empty.
+            println!("cargo::error=cannot read the presets in {}: {e}", dir.display());
+            return;
+        }
+    };
     files.sort();
     let mut out = String::from("&[\n");
     for f in &files {

@@ -5,7 +5,7 @@
 //! The state is computed once per event and kept ([`MapCache`], keyed on the run — a new file or
 //! a re-read is a new run — the device and the event), so idle frames redraw without undoing any
 //! trace event. Rows shrink to fit; where even 8-pixel rows do not fit, the window scrolls them
-//! (only the visible rows are drawn) and a figure draws at most [`FIGURE_ROWS`] of them.
+//! (only the visible rows are drawn) and a figure draws the [`FIGURE_ROWS`] largest, labelled.
 
 use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use warpscope_core::memory::frames::FrameTable;

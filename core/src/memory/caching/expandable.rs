@@ -216,28 +216,7 @@ impl CachingAllocator {
                 l
             }
             None => {
-                let s = self.segments.len();
-                let b = self.new_block(Block {
-                    segment: s,
-                    address: at,
-                    size: len,
-                    requested: 0,
-                    allocated: false,
-                    prev: None,
-                    next: None,
-                    live: true,
-                    freed_at: 0,
-                });
-                self.segments.push(Segment {
-                    address: at,
-                    size: len,
-                    pool,
-                    stream,
-                    first: b,
-                    live: true,
-                    version: 0,
-                    expandable: true,
-                });
+                let (s, b) = self.push_free_segment(at, len, (pool, stream), true);
                 self.insert_free(b);
                 s
             }

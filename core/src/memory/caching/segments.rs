@@ -28,6 +28,21 @@ impl CachingAllocator {
         }
         let address = self.next_address;
         self.next_address = next_address;
+        let (_, b) = self.push_free_segment(address, size, (pool, stream), false);
+        self.reserved += size;
+        self.segments_created += 1;
+        Some(b)
+    }
+
+    /// Adds a live segment at `address` of `size` bytes holding one free block (not yet in a
+    /// free list, not yet counted in reserved); answers the segment and the block.
+    pub(super) fn push_free_segment(
+        &mut self,
+        address: u64,
+        size: u64,
+        (pool, stream): (Pool, u64),
+        expandable: bool,
+    ) -> (usize, usize) {
         let seg = self.segments.len();
         let b = self.new_block(Block {
             segment: seg,
@@ -48,11 +63,9 @@ impl CachingAllocator {
             first: b,
             live: true,
             version: 0,
-            expandable: false,
+            expandable,
         });
-        self.reserved += size;
-        self.segments_created += 1;
-        Some(b)
+        (seg, b)
     }
 
     /// Merges block `b` (right after `a`, same segment) into `a`.

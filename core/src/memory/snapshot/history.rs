@@ -70,8 +70,10 @@ pub struct StateBlock {
     /// from the file. Omitted from the JSON when false.
     #[serde(skip_serializing_if = "is_false")]
     pub estimated: bool,
-    /// Its stack frames: a list id in [`Snapshot::frames`] (the file's block's, or the trace
-    /// event's that put it back; [`crate::memory::frames::NO_FRAMES`] for a free block).
+    /// Its stack frames: a list id in [`Snapshot::frames`] — for a block in use, those of the
+    /// trace's `alloc` that made it where the trace has one ([`History::at`]), else the file's
+    /// block's or the event's that put it back; [`crate::memory::frames::NO_FRAMES`] for a free
+    /// block.
     #[serde(skip)]
     pub frames: u32,
 }

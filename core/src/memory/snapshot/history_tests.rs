@@ -7,21 +7,11 @@ use std::collections::BTreeMap;
 
 use serde_pickle::Value;
 
+use super::tests::ev;
 use super::*;
 use crate::memory::timeline::timeline;
 
 const M: u64 = 1 << 20;
-
-fn ev(action: &str, addr: u64, size: u64) -> TraceEvent {
-    TraceEvent {
-        action: action.into(),
-        addr: Some(addr),
-        size,
-        stream: 0,
-        device_free: None,
-        frames: 0,
-    }
-}
 
 fn blk(address: u64, size: u64, requested_size: u64, state: BlockState) -> SnapBlock {
     SnapBlock {

@@ -4,8 +4,21 @@
 
 use super::*;
 
-fn data(name: &str) -> String {
+/// A bundled snapshot's path (`core/tests/data/snapshots/`).
+pub(super) fn data(name: &str) -> String {
     format!("{}/tests/data/snapshots/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A trace event of `action` at `addr` of `size` bytes, on stream 0, without frames.
+pub(super) fn ev(action: &str, addr: u64, size: u64) -> TraceEvent {
+    TraceEvent {
+        action: action.into(),
+        addr: Some(addr),
+        size,
+        stream: 0,
+        device_free: None,
+        frames: 0,
+    }
 }
 
 /// (file, segments, reserved bytes, allocated bytes, trace events) — the README's table.

@@ -3,26 +3,12 @@
 //! moves the figures the way the source says; parameters are checked as `CUDAAllocatorConfig`
 //! checks them.
 
+use super::tests::{data, ev};
 use super::whatif::{WhatIfParams, resolve, whatif};
 use super::*;
 use crate::params::ParamValues;
 
 const M: u64 = 1 << 20;
-
-fn data(name: &str) -> String {
-    format!("{}/tests/data/snapshots/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn ev(action: &str, addr: u64, size: u64) -> TraceEvent {
-    TraceEvent {
-        action: action.into(),
-        addr: Some(addr),
-        size,
-        stream: 0,
-        device_free: None,
-        frames: 0,
-    }
-}
 
 /// A snapshot holding only `trace` (no segments, no settings: PyTorch's defaults).
 fn trace(events: Vec<TraceEvent>) -> Snapshot {

@@ -5,4 +5,5 @@
 //! [`dispatch::Dispatch`] bytes, so simulated and real buffers can be compared.
 
 pub mod dispatch;
+pub mod examples;
 pub mod output;

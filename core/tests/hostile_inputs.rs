@@ -13,9 +13,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_pickle::{HashableValue, Value};
 use warpscope_core::Error;
-use warpscope_core::memory::snapshot;
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene;
+use warpscope_core::torch::snapshot;
 
 /// A file under the system temp dir, removed on drop.
 struct TempFile(PathBuf);

@@ -14,10 +14,10 @@ use crate::views::{View, ViewContext};
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
 use warpscope_core::Error;
-use warpscope_core::memory::active;
-use warpscope_core::memory::snapshot::{self, SnapshotOutput};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
+use warpscope_core::torch::active;
+use warpscope_core::torch::snapshot::{self, SnapshotOutput};
 
 /// The `memory-snapshot` view and its state.
 #[derive(Debug, Clone, Default)]

@@ -1,5 +1,5 @@
 //! The allocator's segments and blocks right after the cursor's event (PyTorch's *Allocator State
-//! History*, rebuilt by [`warpscope_core::memory::snapshot::history`]): one row per segment,
+//! History*, rebuilt by [`warpscope_core::torch::snapshot::history`]): one row per segment,
 //! blocks coloured by state, a legend, the block under the pointer named (address, size, state).
 //!
 //! The state is computed once per event and kept ([`MapCache`], keyed on the run — a new file or
@@ -8,8 +8,8 @@
 //! (only the visible rows are drawn) and a figure draws the [`FIGURE_ROWS`] largest, labelled.
 
 use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
-use warpscope_core::memory::frames::FrameTable;
-use warpscope_core::memory::snapshot::{BlockState, StateAt, StateBlock, StateSegment};
+use warpscope_core::torch::frames::FrameTable;
+use warpscope_core::torch::snapshot::{BlockState, StateAt, StateBlock, StateSegment};
 
 use super::snapshot::SnapshotView;
 use super::snapshot_frames::{self, FrameSearch};

@@ -7,10 +7,10 @@
 //! position, so a session or `export --step N` reproduces the event shown.
 
 use egui::{Color32, Rect, Sense, Stroke, pos2, vec2};
-use warpscope_core::memory::active::Active;
-use warpscope_core::memory::frames::FrameTable;
-use warpscope_core::memory::snapshot::{History, SnapshotOutput};
-use warpscope_core::memory::timeline::{Column, Timeline};
+use warpscope_core::torch::active::Active;
+use warpscope_core::torch::frames::FrameTable;
+use warpscope_core::torch::snapshot::{History, SnapshotOutput};
+use warpscope_core::torch::timeline::{Column, Timeline};
 
 use super::snapshot::SnapshotView;
 use crate::i18n::tr;
@@ -471,7 +471,7 @@ fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize, frames: &FrameTable) {
         ))
         .strong(),
     );
-    if !figure_mode(ui.ctx()) || e.frames != warpscope_core::memory::frames::NO_FRAMES {
+    if !figure_mode(ui.ctx()) || e.frames != warpscope_core::torch::frames::NO_FRAMES {
         ui.label(egui::RichText::new(tr(ui, "Its stack:", "它的调用栈：")).small());
         super::snapshot_frames::stack_ui(ui, frames, e.frames, "event");
     }

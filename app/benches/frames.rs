@@ -114,7 +114,7 @@ fn bench_frames(c: &mut Criterion) {
                             .as_any_mut()
                             .downcast_mut::<warpscope::views::memory::snapshot::SnapshotView>()
                 {
-                    v.zoom = if wide { None } else { Some((60_000, 122_500)) };
+                    v.timeline.zoom = if wide { None } else { Some((60_000, 122_500)) };
                 }
                 h.step();
                 black_box(&h);

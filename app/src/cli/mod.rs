@@ -9,7 +9,7 @@ use warpscope_core::params::{ParamKind, ParamValues};
 use warpscope_core::scene;
 
 mod source;
-pub use source::{Resolved, Source, read_preset, report, report_from, resolve};
+pub use source::{Resolved, Source, report, report_from, resolve};
 use source::{gui_session, input_help};
 
 /// `println!` that survives a closed pipe: `warpscope report … --json | head` ends quietly with

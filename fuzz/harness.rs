@@ -1,9 +1,9 @@
 //! The fuzz targets' bodies, shared with `core/tests/fuzz_regressions.rs` (which includes this
 //! file with `#[path]`), so the committed corpus replays exactly what the fuzzers ran.
 
-use warpscope_core::memory::snapshot;
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::{self, Scene};
+use warpscope_core::torch::snapshot;
 
 /// Snapshot reader: any bytes → `parse` (opcode guard, `serde-pickle`, snapshot layout) and,
 /// when it decodes, `summarise` (statistics and the allocator replay) and JSON.

@@ -7,7 +7,7 @@
 //! keeps asking for repaints after settling would show the app is not idle; that is reported.
 //!
 //! `frame/memory-snapshot-250k` draws the snapshot scene with a synthetic 250,000-event trace
-//! (see `warpscope_core::memory::snapshot::synthetic`); `…-scrub` moves the trace cursor every
+//! (see `warpscope_core::torch::snapshot::synthetic`); `…-scrub` moves the trace cursor every
 //! frame, `…-zoom` changes the shown range of events every frame (the plot's min–max columns are
 //! recomputed from all events in the range).
 
@@ -69,7 +69,7 @@ fn bench_frames(c: &mut Criterion) {
     }
     // The snapshot scene on a 250,000-event trace.
     let path = std::env::temp_dir().join("warpscope-bench-frames-250k.pickle");
-    let bytes = warpscope_core::memory::snapshot::synthetic(250_000, 7, 1).expect("synthetic");
+    let bytes = warpscope_core::torch::snapshot::synthetic(250_000, 7, 1).expect("synthetic");
     std::fs::write(&path, bytes).expect("write synthetic snapshot");
     let mut app = WarpscopeApp::new(Some("memory-snapshot"));
     app.synchronous = true;
@@ -114,7 +114,7 @@ fn bench_frames(c: &mut Criterion) {
                             .as_any_mut()
                             .downcast_mut::<warpscope::views::memory::snapshot::SnapshotView>()
                 {
-                    v.zoom = if wide { None } else { Some((60_000, 122_500)) };
+                    v.timeline.zoom = if wide { None } else { Some((60_000, 122_500)) };
                 }
                 h.step();
                 black_box(&h);

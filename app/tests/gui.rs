@@ -575,7 +575,7 @@ fn snapshot_timeline_scrubs_and_zooms_event_by_event() {
             s.view
                 .as_any()
                 .downcast_ref::<warpscope::views::memory::snapshot::SnapshotView>()
-                .and_then(|v| v.zoom)
+                .and_then(|v| v.timeline.zoom)
         })
     };
     assert_eq!(zoom(&mut h), Some((0, 16)));

@@ -150,7 +150,7 @@ fn row3_a_device_preset_is_refused_without_reading_it() {
 }
 
 // Row 1: snapshots that are FIFOs or devices. The door is `warpscope_core::input::read_regular`;
-// `memory::snapshot::read_file` is switched to it when the core split lands (issue 19 report).
+// `torch::snapshot::read_file` is switched to it when the core split lands (issue 19 report).
 
 #[cfg(unix)]
 #[test]

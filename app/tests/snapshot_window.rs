@@ -36,8 +36,8 @@ fn shown(h: &mut Harness<'_, WarpscopeApp>) -> (usize, usize, Option<(usize, usi
     let v = st.view.as_any().downcast_ref::<SnapshotView>().unwrap();
     (
         pos,
-        v.map.computed,
-        v.map.state().map(|s| (s.index, s.segments.len())),
+        v.map.cache.computed,
+        v.map.cache.state().map(|s| (s.index, s.segments.len())),
     )
 }
 

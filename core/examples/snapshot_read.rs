@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use warpscope_core::memory::snapshot;
+use warpscope_core::torch::snapshot;
 
 fn main() -> std::process::ExitCode {
     let Some(path) = std::env::args().nth(1) else {

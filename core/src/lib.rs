@@ -10,6 +10,9 @@
 //! - [`params`]: typed, validated scene parameters (what a slider, a preset or `--set` sets).
 //! - [`scene`]: the registry of scenes, one per lab figure, each `params → result` (and, for
 //!   some, `params, input → result`); [`presets`]: the bundled pitfall examples.
+//! - [`caching`]: a rule-for-rule model of PyTorch's CUDA caching allocator, a hardware-like
+//!   model beside [`simt`]; [`torch`]: the reader of PyTorch's memory snapshots (pickle guard,
+//!   decoder, frames, timeline, what-if replay, diff) behind `memory-snapshot` and `memory-diff`.
 //! - [`device`] and [`cost`]: the one device table and the one bytes/FLOPs/launches → time
 //!   model every lab uses.
 //! - Labs: [`reduction`] and [`banks`] (foundation), [`layernorm`] (A, §2), [`softmax`]
@@ -19,6 +22,7 @@
 //! LightSeq2*) are checks in tests, never constants in the computation.
 
 pub mod banks;
+pub mod caching;
 pub mod cost;
 pub mod device;
 pub mod error;
@@ -36,6 +40,7 @@ pub mod simt;
 pub mod softmax;
 pub mod step;
 pub mod text;
+pub mod torch;
 pub mod trainer;
 
 pub use error::Error;

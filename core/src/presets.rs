@@ -60,6 +60,21 @@ pub fn find(name: &str) -> Result<Preset, Error> {
     })
 }
 
+/// Reads a `--preset` (or a session the window opens): a session file, or the name of a bundled
+/// preset ([`find`]) when no file has that name.
+///
+/// # Errors
+/// The session file's errors ([`Session::read`]); for a name that is neither a file nor a
+/// bundled preset, the file's error (naming the path).
+pub fn read(path: &std::path::Path) -> Result<Session, Error> {
+    match Session::read(path) {
+        Err(e) if !path.exists() => find(&path.to_string_lossy())
+            .map(|p| p.session)
+            .map_err(|_| e),
+        r => r,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! Hand-made hostile inputs (issue 11, "done when"): each ends in a clear error, through the
 //! same path a user takes — a file handed to the `memory-snapshot` scene, or a preset's JSON.
-//! The opcode-level cases of the pickle guard are unit tests in `core/src/memory/pickle.rs`;
+//! The opcode-level cases of the pickle guard are unit tests in `core/src/torch/pickle.rs`;
 //! these go end to end (file → scene → error message) and add the decoded-value hazards.
 
 // Test and bench helpers outside #[test] functions stop on failure by design.
@@ -13,9 +13,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_pickle::{HashableValue, Value};
 use warpscope_core::Error;
-use warpscope_core::memory::snapshot;
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene;
+use warpscope_core::torch::snapshot;
 
 /// A file under the system temp dir, removed on drop.
 struct TempFile(PathBuf);

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use warpscope_core::Error;
-use warpscope_core::memory::snapshot;
 use warpscope_core::progress::{self, Progress};
 use warpscope_core::scene::scenes;
+use warpscope_core::torch::snapshot;
 
 /// The scenes that can run longer than a frame (16 ms) somewhere in their ranges, each with
 /// parameters that keep it busy for a while in a test build but no longer than needed.

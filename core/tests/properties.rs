@@ -153,7 +153,7 @@ fn typed(id: &str) -> Option<Typed> {
                 &mem::allocator::AllocatorParams::from_values(v)?,
             )?))
         },
-        "memory-snapshot" => |v| Ok(non_finite(&mem::snapshot::run(v)?)),
+        "memory-snapshot" => |v| Ok(non_finite(&warpscope_core::torch::snapshot::run(v)?)),
         _ => return None,
     };
     Some(f)

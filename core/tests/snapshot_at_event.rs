@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
-use warpscope_core::memory::snapshot;
+use warpscope_core::torch::snapshot;
 
 /// Reads a snapshot pickle with Python and prints, for the first device with a trace (device 0
 /// without one): its segments as `{address, total_size, blocks: [{address, size, state}]}`

@@ -16,8 +16,8 @@ use warpscope_core::trainer::adam::{AdamConfig, adam_f16, adam_f32};
 use crate::DeviceContext;
 use crate::runner::{Dispatch, KernelError, Runner, VariantOutput, bytes_moved, groups_for};
 
-const ADAM: &str = include_str!("shaders/adam.wgsl");
-const ADAM_F16: &str = include_str!("shaders/adam_f16.wgsl");
+const ADAM: &str = crate::shaders::ADAM;
+const ADAM_F16: &str = crate::shaders::ADAM_F16;
 const WG: u64 = 256;
 /// Bytes moved per element: reads p, g, m, v; writes p, m, v (f32).
 pub const BYTES_PER_ELEMENT: u64 = 28;

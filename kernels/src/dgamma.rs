@@ -11,7 +11,7 @@ use crate::DeviceContext;
 use crate::layernorm::Problem;
 use crate::runner::{Dispatch, KernelError, Runner, VariantOutput, bytes_moved, groups_for};
 
-const DGAMMA: &str = include_str!("shaders/dgamma.wgsl");
+const DGAMMA: &str = crate::shaders::DGAMMA;
 
 /// The f64 reference ∇γ ‖ ∇β: column sums in f64 of ∇y·x̂ and ∇y, x̂ from the same f32 saved
 /// statistics the kernel reads ([`Problem::saved`]).

@@ -20,9 +20,9 @@ use warpscope_core::layernorm::{EPS, forward_row, reference_row};
 use crate::DeviceContext;
 use crate::runner::{Dispatch, KernelError, Runner, VariantOutput, bytes_moved, groups_for};
 
-const FUSED_SG: &str = include_str!("shaders/layernorm_fused_sg.wgsl");
-const FUSED_WG: &str = include_str!("shaders/layernorm_fused_wg.wgsl");
-const CHAIN: &str = include_str!("shaders/layernorm_chain.wgsl");
+const FUSED_SG: &str = crate::shaders::LAYERNORM_FUSED_SG;
+const FUSED_WG: &str = crate::shaders::LAYERNORM_FUSED_WG;
+const CHAIN: &str = crate::shaders::LAYERNORM_CHAIN;
 const EW_WG: u64 = 256;
 
 /// One LayerNorm-backward problem: `rows` rows of `cols` (= m) elements, row-major, f32.

@@ -8,8 +8,9 @@
 //! reports what it is; with no adapter at all it returns [`NoAdapter`], and the app runs in
 //! simulation and says so.
 //!
-//! Kernels ([`KERNELS`], run by [`run_kernel`] / [`run_kernel_with`] for
-//! `warpscope run KERNEL --json`), each two variants at one shape, verified and timed:
+//! Kernels ([`KERNELS`], one file each under [`kernel`] behind the [`Kernel`] trait, run by
+//! [`run_kernel`] / [`run_kernel_with`] for `warpscope run KERNEL --json`), each two variants
+//! at one shape, verified and timed:
 //!
 //! - `layernorm-bw` ([`layernorm`]): fused ∇x (one reduction, one barrier) vs the autograd-style
 //!   chain of 7 kernels;
@@ -26,22 +27,26 @@
 //! simulation (`warpscope run softmax-bw --record --json`).
 //!
 //! The host side (buffers, pipelines with shader errors as values, timestamp or host timing,
-//! verification) is [`runner`]; WGSL sources are in `src/shaders/`.
+//! verification) is [`runner`]; WGSL sources are in `src/shaders/`, assembled in [`shaders`]
+//! (the shared block reduction written once and prepended where it is used).
 
 use serde::Serialize;
 
 pub mod adam;
 pub mod data;
 pub mod dgamma;
+pub mod kernel;
 pub mod layernorm;
 pub mod record;
 pub mod run;
 pub mod runner;
+pub mod shaders;
 pub mod softmax;
 
+pub use kernel::{Kernel, KernelInfo};
 pub use run::{
-    Comparison, CopyBandwidth, F16Storage, KERNELS, KernelInfo, KernelParam, KernelRun, RunOptions,
-    VariantRun, kernel_info, kernel_names, run_kernel, run_kernel_with,
+    Comparison, CopyBandwidth, F16Storage, KERNELS, KernelRun, RunOptions, VariantRun, kernel,
+    kernel_info, kernel_names, run_kernel, run_kernel_with,
 };
 pub use runner::{KernelError, Timing, TimingMethod, Tolerance, Verification};
 

@@ -27,6 +27,26 @@ fn options_parse_and_validate() {
     big.set("rows=1e308").unwrap();
     let e = big.resolve(info).unwrap_err().to_string();
     assert!(e.starts_with("invalid option rows = 1e308: "), "{e}");
+    // The wording of a refusal: the spec's range and the parameter's help.
+    let mut r = RunOptions::default();
+    r.set("rows=0").unwrap();
+    assert_eq!(
+        r.resolve(info).unwrap_err().to_string(),
+        "invalid option rows = 0: expected an integer in 1..=4096 (rows (B·h·L in attention))"
+    );
+    let mut r = RunOptions::default();
+    r.set("dropout=0.95").unwrap();
+    assert_eq!(
+        r.resolve(info).unwrap_err().to_string(),
+        "invalid option dropout = 0.95: expected a number in 0..=0.9 (dropout ratio (keep = 1 \
+         − ratio))"
+    );
+    let mut r = RunOptions::default();
+    r.set("len=2.5").unwrap();
+    assert_eq!(
+        r.resolve(info).unwrap_err().to_string(),
+        "invalid option len = 2.5: expected an integer in 1..=4096 (row length L)"
+    );
     o.set("rows=1.5").unwrap();
     assert!(o.resolve(info).is_err());
     let mut o = RunOptions::default();
@@ -47,7 +67,7 @@ fn options_parse_and_validate() {
 
 #[test]
 fn transformer_sizes_count() {
-    let s = adam::transformer_sizes(2, 8, 10, 4);
+    let s = crate::adam::transformer_sizes(2, 8, 10, 4);
     assert_eq!(s.len(), 12 * 2 + 4);
     // Per layer: 4h (LN) + 3h² + 3h + h² + h + 4h² + 4h + 4h² + h = 12h² + 13h.
     let total: usize = s.iter().sum();

@@ -17,9 +17,9 @@
 use crate::DeviceContext;
 use crate::runner::{Dispatch, KernelError, Runner, VariantOutput, bytes_moved, groups_for};
 
-const SG: &str = include_str!("shaders/softmax_sg.wgsl");
-const WG: &str = include_str!("shaders/softmax_wg.wgsl");
-const EW: &str = include_str!("shaders/softmax_ew.wgsl");
+const SG: &str = crate::shaders::SOFTMAX_SG;
+const WG: &str = crate::shaders::SOFTMAX_WG;
+const EW: &str = crate::shaders::SOFTMAX_EW;
 /// Workgroup size of the row kernels (`WG` in the shaders).
 const ROW_WG: u64 = 128;
 /// Workgroup size of the element-wise kernels.

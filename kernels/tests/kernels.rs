@@ -5,7 +5,7 @@
 // Test and bench helpers outside #[test] functions stop on failure by design.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use warpscope_kernels::data::SplitMix64;
+use warpscope_kernels::data::Seeded;
 use warpscope_kernels::runner::{Runner, Tolerance, Verification};
 use warpscope_kernels::{
     DeviceContext, KernelError, RunOptions, TimingMethod, adam, adapter_required, kernel_names,
@@ -33,7 +33,7 @@ fn check(name: &str, got: &[f32], want: &[f64]) {
 }
 
 fn softmax_problem(rows: usize, cols: usize, keep: f64, seed: u64) -> softmax::Problem {
-    let mut rng = SplitMix64::new(seed);
+    let mut rng = Seeded::new(seed);
     let mut y = Vec::with_capacity(rows * cols);
     for _ in 0..rows {
         let x: Vec<f64> = (0..cols).map(|_| 2.0 * rng.normal()).collect();
@@ -99,7 +99,7 @@ fn softmax_backward_fused_and_unfused_match_f64_and_core() {
 }
 
 fn layernorm_problem(rows: usize, cols: usize, seed: u64) -> layernorm::Problem {
-    let mut rng = SplitMix64::new(seed);
+    let mut rng = Seeded::new(seed);
     // A non-zero mean, as activations have.
     let x = (0..rows * cols)
         .map(|_| (3.0 + rng.normal()) as f32)
@@ -161,11 +161,34 @@ fn layernorm_backward_fused_and_autograd_match_f64_and_core() {
     }
 }
 
+/// The workgroup-tree variants (the shared block reduction of `shaders/block_reduce.wgsl`)
+/// run where an adapter has no subgroups; the adapter's report is set to say so, so they run
+/// here too.
+#[test]
+fn workgroup_tree_variants_match_f64() {
+    let Some(mut ctx) = ctx() else { return };
+    ctx.report.subgroups = false;
+    for (rows, cols) in [(19, 200), (2, 1030)] {
+        let p = layernorm_problem(rows, cols, 5);
+        let want = layernorm_f64(&p);
+        for o in layernorm::compute(&ctx, &p, 1).unwrap() {
+            check(&format!("layernorm {} (tree)", o.name), &o.output, &want);
+        }
+    }
+    for (rows, cols, keep) in [(37, 300, 0.9), (3, 64, 0.5)] {
+        let p = softmax_problem(rows, cols, keep, 11);
+        let want = softmax_f64(&p);
+        for o in softmax::compute(&ctx, &p, 1).unwrap() {
+            check(&format!("softmax {} (tree)", o.name), &o.output, &want);
+        }
+    }
+}
+
 #[test]
 fn adam_per_tensor_and_linked_match_f64_and_core() {
     let Some(ctx) = ctx() else { return };
     let sizes = vec![5, 300, 1, 1000, 64];
-    let p = warpscope_kernels::run::adam_problem(sizes, 1e-3, 7, 3);
+    let p = warpscope_kernels::kernel::adam::adam_problem(sizes, 1e-3, 7, 3);
     // f64 Adam written out here (bias corrections in f64).
     let (b1, b2, eps, lr) = (0.9f64, 0.999f64, 1e-8f64, 1e-3f64);
     let (c1, c2) = (1.0 - b1.powi(7), 1.0 - b2.powi(7));
@@ -305,7 +328,7 @@ fn dgamma_tile_padded_and_unpadded_match_f64() {
 fn adam_f16_storage_matches_f64_within_one_fp16_unit() {
     let Some(ctx) = ctx() else { return };
     let sizes = vec![5, 300, 1, 1001, 64];
-    let p = warpscope_kernels::run::adam_problem(sizes, 1e-3, 7, 3);
+    let p = warpscope_kernels::kernel::adam::adam_problem(sizes, 1e-3, 7, 3);
     if !ctx.report.shader_f16 {
         let e = adam::compute_with(&ctx, &p, 1, adam::Storage::F16).unwrap_err();
         assert!(e.to_string().contains("not available on"), "{e}");

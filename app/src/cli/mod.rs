@@ -9,7 +9,7 @@ use warpscope_core::params::{ParamKind, ParamValues};
 use warpscope_core::scene;
 
 mod source;
-pub use source::{Resolved, Source, read_preset, report, report_from, resolve};
+pub use source::{Resolved, Source, report, report_from, resolve};
 use source::{gui_session, input_help};
 
 /// `println!` that survives a closed pipe: `warpscope report … --json | head` ends quietly with
@@ -330,7 +330,7 @@ pub fn main() -> ExitCode {
 /// `warpscope FILE.pickle`: the window on that snapshot (`~` expanded); a path that is not a
 /// file is refused here, with status 2, before any window opens.
 fn open_snapshot(file: &std::path::Path) -> ExitCode {
-    let path = warpscope_core::memory::snapshot::expand_home(&file.to_string_lossy());
+    let path = warpscope_core::torch::snapshot::expand_home(&file.to_string_lossy());
     if !path.is_file() {
         // Name what is there: a folder or a device is not "no file".
         let what = match std::fs::metadata(&path) {

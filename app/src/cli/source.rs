@@ -23,21 +23,6 @@ pub(super) fn input_help() -> String {
     out
 }
 
-/// Reads a `--preset`: a session file, or the name of a bundled preset
-/// ([`warpscope_core::presets`]) when no file has that name.
-///
-/// # Errors
-/// The session file's errors; for a name that is neither a file nor a bundled preset, the
-/// file's error (naming the path).
-pub fn read_preset(path: &std::path::Path) -> Result<warpscope_core::session::Session, Error> {
-    match warpscope_core::session::Session::read(path) {
-        Err(e) if !path.exists() => warpscope_core::presets::find(&path.to_string_lossy())
-            .map(|p| p.session)
-            .map_err(|_| e),
-        r => r,
-    }
-}
-
 /// `warpscope gui`'s first scene and session: the preset's, with `--input`'s data replacing its
 /// input (checked here, before any window opens).
 ///
@@ -70,7 +55,7 @@ pub(super) fn gui_session(
     let session = match preset {
         // The preset's look and note stay.
         Some(p) => {
-            let saved = read_preset(p)?;
+            let saved = warpscope_core::presets::read(p)?;
             warpscope_core::session::Session {
                 theme: saved.theme,
                 lang: saved.lang,
@@ -123,7 +108,7 @@ pub fn resolve(src: Source<'_>) -> Result<Resolved, Error> {
     let (scene_id, preset, set) = (src.scene, src.preset, src.set);
     let (s, mut values, step, mut input) = match preset {
         Some(path) => {
-            let session = read_preset(path)?;
+            let session = warpscope_core::presets::read(path)?;
             if let Some(id) = scene_id
                 && id != session.scene
             {

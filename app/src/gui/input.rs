@@ -192,7 +192,7 @@ fn editor(ui: &mut egui::Ui, state: &mut SceneState, spec: &InputSpec, zh: bool,
                             "这里没有文件对话框：在下面的输入框里输入文件路径。".into(),
                         ));
                     } else {
-                        let path = warpscope_core::memory::snapshot::expand_home(
+                        let path = warpscope_core::torch::snapshot::expand_home(
                             state.editor.path.trim(),
                         );
                         file_action(state, kind, path);

@@ -97,7 +97,7 @@ impl SessionOpener {
 
     /// Reads the session at `path`; on failure keeps the message.
     pub fn read(&mut self, path: &std::path::Path) -> Option<Session> {
-        match crate::cli::read_preset(path) {
+        match warpscope_core::presets::read(path) {
             Ok(s) => {
                 let p = path.display();
                 self.message = Some(Text::new(format!("Opened {p}"), format!("已打开 {p}")));

@@ -1,5 +1,7 @@
 //! Lab D: memory — lifetimes, the static plan, the caching allocator and real PyTorch snapshots
-//! (lecture §5, script 04; LightSeq2 paper §IV-D and fig. 8).
+//! (lecture §5, script 04; LightSeq2 paper §IV-D and fig. 8). The allocator model lives in
+//! [`crate::caching`] and the snapshot reader in [`crate::torch`]; this lab's scene list carries
+//! their scenes.
 //!
 //! - [`lifetimes`] (`memory-lifetimes`, §5.1): the ten steps of self-attention backward as data,
 //!   the gradient tensors each creates and when each dies, live temporaries per step and the lower
@@ -8,14 +10,14 @@
 //!   reusable blocks (lecture: 4 blocks of 1, 8, 1, 1 BLH = the lower bound).
 //! - [`arena`]: `memory-plan` on the user's own tensors (`--input`), placed in one arena by the
 //!   lecture's creation-order planner or TFLite's greedy-by-size.
-//! - [`caching`]: a rule-for-rule simulator of PyTorch's CUDA caching allocator
+//! - [`crate::caching`]: a rule-for-rule simulator of PyTorch's CUDA caching allocator
 //!   (`c10/cuda/CUDACachingAllocator.cpp`) — blocks, segments, pools and the rules.
 //! - [`allocator`] (`memory-allocator`, §5.3): that simulator fed a variable-length encoder
 //!   workload, and LightSeq2's one up-front allocation beside it.
-//! - [`snapshot`] (`memory-snapshot`): a reader for `torch.cuda.memory._snapshot()` pickles that
-//!   executes nothing from the file ([`pickle`] checks every opcode first) and replays the
-//!   recorded trace through the simulator.
-//! - [`diff`] (`memory-diff`): two snapshots compared — reserved and allocated deltas, segments
+//! - [`crate::torch::snapshot`] (`memory-snapshot`): a reader for `torch.cuda.memory._snapshot()`
+//!   pickles that executes nothing from the file ([`crate::torch::pickle`] checks every opcode
+//!   first) and replays the recorded trace through the simulator.
+//! - [`crate::torch::diff`] (`memory-diff`): two snapshots compared — reserved and allocated deltas, segments
 //!   only in one, live bytes by the user frame that allocated them.
 //!
 //! Units: bytes are bytes; MiB = 2²⁰ bytes (every `_mib` field); BLH and BL²N are the sizes of
@@ -26,18 +28,10 @@ use serde::Serialize;
 use crate::Error;
 use crate::scene::Scene;
 
-pub mod active;
 pub mod allocator;
 pub mod arena;
-pub mod caching;
-pub mod diff;
-pub mod frames;
 pub mod lifetimes;
-pub mod pickle;
 pub mod plan;
-pub mod snapshot;
-pub mod timeline;
-pub mod unpickle;
 
 /// Bytes in one MiB (2²⁰).
 pub const MIB: u64 = 1 << 20;
@@ -94,6 +88,6 @@ pub const SCENES: &[Scene] = &[
     lifetimes::SCENE,
     plan::SCENE,
     allocator::SCENE,
-    snapshot::SCENE,
-    diff::SCENE,
+    crate::torch::snapshot::SCENE,
+    crate::torch::diff::SCENE,
 ];

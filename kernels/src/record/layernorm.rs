@@ -17,7 +17,7 @@ use super::{
 use crate::DeviceContext;
 use crate::runner::{KernelError, Runner, u32_bytes};
 
-const LAYERNORM: &str = include_str!("../shaders/layernorm_record.wgsl");
+const LAYERNORM: &str = crate::shaders::LAYERNORM_RECORD;
 /// Most partials the layernorm recorder's shared array holds (`partial` in the shader).
 const MAX_PARTIALS: u32 = 256;
 

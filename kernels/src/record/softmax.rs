@@ -15,7 +15,7 @@ use super::{
 use crate::DeviceContext;
 use crate::runner::{KernelError, Runner, u32_bytes};
 
-const SOFTMAX: &str = include_str!("../shaders/softmax_record.wgsl");
+const SOFTMAX: &str = crate::shaders::SOFTMAX_RECORD;
 /// Workgroup size of the softmax recorder (one subgroup of it does the row).
 const SOFTMAX_WG: u32 = 128;
 

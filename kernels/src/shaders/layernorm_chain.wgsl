@@ -28,21 +28,7 @@ struct Params {
 const EW: u32 = 256u;
 const WG: u32 = 128u;
 
-var<workgroup> red: array<f32, WG>;
-
-fn block_sum(v: f32, tid: u32) -> f32 {
-    red[tid] = v;
-    workgroupBarrier();
-    for (var off = WG / 2u; off > 0u; off = off >> 1u) {
-        if (tid < off) {
-            red[tid] += red[tid + off];
-        }
-        workgroupBarrier();
-    }
-    let s = red[0];
-    workgroupBarrier();
-    return s;
-}
+// block_sum: the shared block reduction (block_reduce.wgsl, prepended).
 
 // 3. affine backward: dxh = gamma * dy.
 @compute @workgroup_size(EW)

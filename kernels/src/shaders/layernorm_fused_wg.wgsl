@@ -19,7 +19,7 @@ struct Params {
 
 const WG: u32 = 128u;
 
-var<workgroup> red: array<vec2<f32>, WG>;
+// block_sum2: the shared block reduction (block_reduce.wgsl, prepended).
 
 @compute @workgroup_size(WG)
 fn fused(
@@ -39,16 +39,7 @@ fn fused(
             let xh = (x[base + j] - mean) * r;
             acc += vec2<f32>(g, g * xh);
         }
-        red[tid] = acc;
-        workgroupBarrier();
-        for (var off = WG / 2u; off > 0u; off = off >> 1u) {
-            if (tid < off) {
-                red[tid] += red[tid + off];
-            }
-            workgroupBarrier();
-        }
-        let tot = red[0];
-        workgroupBarrier();
+        let tot = block_sum2(acc, tid);
         for (var j = tid; j < cols; j += WG) {
             let g = gamma[j] * dy[base + j];
             let xh = (x[base + j] - mean) * r;

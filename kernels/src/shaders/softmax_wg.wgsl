@@ -21,26 +21,11 @@ struct Params {
 const WG: u32 = 128u;
 const PER_THREAD: u32 = 32u;
 
-var<workgroup> red: array<f32, WG>;
-
 fn mask_at(i: u32) -> f32 {
     return f32((mask[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu);
 }
 
-// Tree sum over the workgroup; every invocation gets the total.
-fn block_sum(v: f32, tid: u32) -> f32 {
-    red[tid] = v;
-    workgroupBarrier();
-    for (var off = WG / 2u; off > 0u; off = off >> 1u) {
-        if (tid < off) {
-            red[tid] += red[tid + off];
-        }
-        workgroupBarrier();
-    }
-    let s = red[0];
-    workgroupBarrier();
-    return s;
-}
+// block_sum: the shared block reduction (block_reduce.wgsl, prepended).
 
 @compute @workgroup_size(WG)
 fn fused(

@@ -1,14 +1,14 @@
 //! `memory-allocator`: the caching allocator batch by batch (reserved vs needed vs allocated, the
 //! segment map at any batch, LightSeq2's one up-front allocation).
 
-use super::plot_base;
+use super::{MAP_ROWS, plot_base, sim_segments};
 use crate::i18n::tr;
 use crate::trf;
 use crate::views::{View, ViewContext};
-use crate::widgets::{self, BlockUse, MapBlock, MapSegment, mib_text};
+use crate::widgets::{self, mib_text};
 use egui_plot::{HLine, Legend, Line, VLine};
 use warpscope_core::Error;
-use warpscope_core::memory::allocator::{self, AllocatorOutput, Pool, SegmentView, Simulation};
+use warpscope_core::memory::allocator::{self, AllocatorOutput, Simulation};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 
@@ -67,13 +67,12 @@ impl View for AllocatorView {
     fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
         match out {
             AllocatorResult::Workload(r) => draw(ui, r, self),
-            AllocatorResult::Trace(t) => super::allocator_trace::draw(ui, t, self, cx),
+            AllocatorResult::Trace(t) => {
+                super::allocator_trace::draw(ui, t, &mut self.map_cache, cx)
+            }
         }
     }
 }
-
-/// Most rows a segment map draws before it aggregates consecutive segments.
-pub const MAP_ROWS: usize = 96;
 
 /// `memory-allocator` as its view needs it: the summary the CLI prints and the whole simulated
 /// run (every batch's segment map, for the batch slider).
@@ -82,34 +81,6 @@ pub struct AllocatorRun {
     pub summary: AllocatorOutput,
     /// The simulation it summarises.
     pub sim: Simulation,
-}
-
-/// Segment views of the simulator as the map widget draws them.
-pub fn sim_segments(segs: &[SegmentView]) -> Vec<MapSegment> {
-    segs.iter()
-        .map(|s| MapSegment {
-            address: s.address,
-            size: s.size,
-            pool: match s.pool {
-                Pool::Small => "small".to_owned(),
-                Pool::Large => "large".to_owned(),
-            },
-            blocks: s
-                .blocks
-                .iter()
-                .map(|b| MapBlock {
-                    offset: b.offset,
-                    size: b.size,
-                    requested: b.requested,
-                    state: if b.allocated {
-                        BlockUse::Allocated
-                    } else {
-                        BlockUse::Free
-                    },
-                })
-                .collect(),
-        })
-        .collect()
 }
 
 /// Batches per second while the batch animation plays.

@@ -8,8 +8,7 @@ use egui_plot::{Legend, Line, VLine};
 use warpscope_core::memory::allocator::trace::{self, Trace, TraceOutput};
 use warpscope_core::memory::allocator::{Pool, Served};
 
-use super::allocator::{AllocatorView, MAP_ROWS, sim_segments};
-use super::{mib, plot_base};
+use super::{MAP_ROWS, mib, plot_base, sim_segments};
 use crate::i18n::tr;
 use crate::trf;
 use crate::views::ViewContext;
@@ -72,7 +71,7 @@ fn served_text(ui: &egui::Ui, s: Option<Served>) -> &'static str {
 }
 
 /// Draws the replayed trace.
-pub fn draw(ui: &mut egui::Ui, r: &TraceRun, view: &mut AllocatorView, cx: &mut ViewContext<'_>) {
+pub fn draw(ui: &mut egui::Ui, r: &TraceRun, map: &mut MapCache, cx: &mut ViewContext<'_>) {
     let o = &r.output;
     ui.label(
         egui::RichText::new(trf!(
@@ -220,11 +219,11 @@ pub fn draw(ui: &mut egui::Ui, r: &TraceRun, view: &mut AllocatorView, cx: &mut 
         "Segment map right after this op (one row per segment, blocks in address order):",
         "这个操作之后的段图（每段一行，块按地址排列）：",
     ));
-    if view.map_cache.key != Some((r.id, pos)) {
-        view.map_cache = MapCache {
+    if map.key != Some((r.id, pos)) {
+        *map = MapCache {
             key: Some((r.id, pos)),
             segments: sim_segments(&trace::segments_after(&r.trace, pos)),
         };
     }
-    widgets::segment_map(ui, &view.map_cache.segments, MAP_ROWS);
+    widgets::segment_map(ui, &map.segments, MAP_ROWS);
 }

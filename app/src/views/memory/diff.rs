@@ -7,9 +7,9 @@ use crate::trf;
 use crate::views::{View, ViewContext};
 use crate::widgets::{self, Bar, BarGroup, Scale, Series, mib_text};
 use warpscope_core::Error;
-use warpscope_core::memory::diff::{self, DiffOutput, NO_USER_FRAME, OTHER_FRAMES};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
+use warpscope_core::torch::diff::{self, DiffOutput, NO_USER_FRAME, OTHER_FRAMES};
 
 /// Frame groups drawn as bars (the table lists every group).
 const BARS: usize = 10;

@@ -13,9 +13,10 @@ pub mod snapshot_map;
 pub mod snapshot_timeline;
 pub mod snapshot_whatif;
 
-use crate::widgets;
 use crate::widgets::format_number;
+use crate::widgets::{self, BlockUse, MapBlock, MapSegment};
 use egui_plot::Plot;
+use warpscope_core::memory::allocator::{Pool, SegmentView};
 use warpscope_core::memory::lifetimes as lifetime_model;
 
 /// The lecture's text as the embedded fonts can draw it: egui draws no combining marks and no
@@ -74,4 +75,35 @@ fn plot_base<'a>(id: &str, height: f32) -> Plot<'a> {
         .allow_scroll(false)
         .allow_boxed_zoom(false)
         .allow_double_click_reset(false)
+}
+
+/// Most rows a segment map draws before it aggregates consecutive segments.
+const MAP_ROWS: usize = 96;
+
+/// Segment views of the simulator as the map widget draws them.
+fn sim_segments(segs: &[SegmentView]) -> Vec<MapSegment> {
+    segs.iter()
+        .map(|s| MapSegment {
+            address: s.address,
+            size: s.size,
+            pool: match s.pool {
+                Pool::Small => "small".to_owned(),
+                Pool::Large => "large".to_owned(),
+            },
+            blocks: s
+                .blocks
+                .iter()
+                .map(|b| MapBlock {
+                    offset: b.offset,
+                    size: b.size,
+                    requested: b.requested,
+                    state: if b.allocated {
+                        BlockUse::Allocated
+                    } else {
+                        BlockUse::Free
+                    },
+                })
+                .collect(),
+        })
+        .collect()
 }

@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::snapshot_frames::{self, FrameSearch};
-use super::snapshot_map::{self, MapCache};
-use super::snapshot_timeline::{self, ColumnCache, SnapshotRun};
+use super::snapshot_map;
+use super::snapshot_timeline::{self, SnapshotRun};
 use super::snapshot_whatif;
 use crate::i18n::tr;
 use crate::trf;
@@ -14,32 +14,22 @@ use crate::views::{View, ViewContext};
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
 use warpscope_core::Error;
-use warpscope_core::memory::active;
-use warpscope_core::memory::snapshot::{self, SnapshotOutput};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
+use warpscope_core::torch::active;
+use warpscope_core::torch::snapshot::{self, SnapshotOutput};
 
 /// The `memory-snapshot` view and its state.
 #[derive(Debug, Clone, Default)]
 pub struct SnapshotView {
-    /// Which of the devices with a trace is shown.
-    pub device: usize,
-    /// The range of events shown (`None`: the whole trace).
-    pub zoom: Option<(usize, usize)>,
-    /// The columns last drawn.
-    pub columns: ColumnCache,
-    /// The allocator state last drawn (the cursor's event).
-    pub map: MapCache,
-    /// Rows of the block map: each segment spans the width (else one scale for all).
-    pub fit_rows: bool,
+    /// The timeline's device, range, columns and play cursor.
+    pub timeline: snapshot_timeline::Options,
+    /// The block map's state, scale and clicked block.
+    pub map: snapshot_map::Options,
     /// The run last drawn: its id, file and `event` (see [`SnapshotView::follow_run`]).
     pub seen_run: Option<(u64, String, i64)>,
-    /// Fraction of an event accumulated while playing.
-    pub play_carry: f32,
     /// The search box: an address or frame text.
     pub search: FrameSearch,
-    /// The block clicked in the map (its address), whose frames are listed below it.
-    pub selected: Option<u64>,
 }
 
 /// Run ids: a new file, or the same file read again, is a new run.
@@ -69,14 +59,14 @@ impl SnapshotView {
         };
         self.seen_run = Some((run.id, run.output.path.clone(), run.event));
         let n = run.timelines.first().map_or(0, |t| t.events.len());
-        if self.zoom.is_some_and(|(_, b)| b > n) {
-            self.zoom = None;
+        if self.timeline.zoom.is_some_and(|(_, b)| b > n) {
+            self.timeline.zoom = None;
         }
         if let Some(at) = &run.output.at_event
             && changed
         {
-            self.device = 0;
-            self.zoom = None;
+            self.timeline.device = 0;
+            self.timeline.zoom = None;
             cx.stepper.pos = at.index;
             cx.stepper.playing = false;
         }
@@ -105,19 +95,25 @@ impl View for SnapshotView {
     }
 
     fn events(&self, out: &Self::Output) -> usize {
-        snapshot_timeline::shown(out, self.device).map_or(0, |t| t.events.len())
+        snapshot_timeline::shown(out, self.timeline.device).map_or(0, |t| t.events.len())
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
         self.follow_run(ui, out, cx);
         warnings(ui, &out.output);
-        snapshot_timeline::show(ui, out, self, cx);
+        snapshot_timeline::show(ui, out, &mut self.timeline, cx);
         ui.separator();
         if !figure_mode(ui.ctx()) {
-            snapshot_frames::search_ui(ui, out, &mut self.search, self.device, cx);
+            snapshot_frames::search_ui(ui, out, &mut self.search, self.timeline.device, cx);
         }
         let pos = cx.stepper.pos;
-        snapshot_map::show(ui, out, self, pos);
+        snapshot_map::show(
+            ui,
+            out,
+            &mut self.map,
+            (self.timeline.device, &self.search),
+            pos,
+        );
         ui.separator();
         if out.output.trace_events > 0 {
             snapshot_whatif::show(ui, out);

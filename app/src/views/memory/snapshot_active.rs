@@ -1,13 +1,13 @@
 //! The active memory timeline under the trace's lines (memory_viz's *Active Memory Timeline*):
 //! live allocations stacked over the events shown, the largest
-//! ([`warpscope_core::memory::active::LARGEST`]) one band each, coloured by the innermost user
+//! ([`warpscope_core::torch::active::LARGEST`]) one band each, coloured by the innermost user
 //! frame that allocated them, the rest as one grey band at the bottom. Each pixel column shows
 //! the state after its last event; hover names the allocation under the pointer.
 
 use egui::{Color32, Mesh, Pos2, Rect, pos2};
-use warpscope_core::memory::active::Active;
-use warpscope_core::memory::frames::{FrameTable, frame_line};
-use warpscope_core::memory::timeline::{Column, Timeline};
+use warpscope_core::torch::active::Active;
+use warpscope_core::torch::frames::{FrameTable, frame_line};
+use warpscope_core::torch::timeline::{Column, Timeline};
 
 use crate::i18n::tr;
 use crate::trf;

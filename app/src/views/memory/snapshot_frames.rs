@@ -4,7 +4,7 @@
 //! address finds the block holding it at the cursor's event and the trace events at it; any
 //! other text highlights the blocks whose frames mention it.
 
-use warpscope_core::memory::frames::{FrameTable, NO_FRAMES, frame_line, is_library};
+use warpscope_core::torch::frames::{FrameTable, NO_FRAMES, frame_line, is_library};
 
 use super::snapshot_timeline::SnapshotRun;
 use crate::i18n::tr;

@@ -1,5 +1,5 @@
 //! The allocator's segments and blocks right after the cursor's event (PyTorch's *Allocator State
-//! History*, rebuilt by [`warpscope_core::memory::snapshot::history`]): one row per segment,
+//! History*, rebuilt by [`warpscope_core::torch::snapshot::history`]): one row per segment,
 //! blocks coloured by state, a legend, the block under the pointer named (address, size, state).
 //!
 //! The state is computed once per event and kept ([`MapCache`], keyed on the run — a new file or
@@ -8,10 +8,9 @@
 //! (only the visible rows are drawn) and a figure draws the [`FIGURE_ROWS`] largest, labelled.
 
 use egui::{Color32, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
-use warpscope_core::memory::frames::FrameTable;
-use warpscope_core::memory::snapshot::{BlockState, StateAt, StateBlock, StateSegment};
+use warpscope_core::torch::frames::FrameTable;
+use warpscope_core::torch::snapshot::{BlockState, StateAt, StateBlock, StateSegment};
 
-use super::snapshot::SnapshotView;
 use super::snapshot_frames::{self, FrameSearch};
 use super::snapshot_timeline::SnapshotRun;
 use crate::i18n::tr;
@@ -28,6 +27,18 @@ const WINDOW_HEIGHT: f32 = 560.0;
 
 /// Height a figure gives the rows (points).
 const FIGURE_HEIGHT: f32 = 1200.0;
+
+/// What the block map keeps between frames: the state last drawn, the rows' scale and the
+/// clicked block. The `memory-snapshot` view holds it; the map alone changes it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The allocator state last drawn (the cursor's event).
+    pub cache: MapCache,
+    /// Rows of the block map: each segment spans the width (else one scale for all).
+    pub fit_rows: bool,
+    /// The block clicked in the map (its address), whose frames are listed below it.
+    pub selected: Option<u64>,
+}
 
 /// The state last drawn, with what it was computed for.
 #[derive(Debug, Clone, Default)]
@@ -82,27 +93,33 @@ fn state_name(ui: &egui::Ui, s: &BlockState) -> String {
 }
 
 /// Draws the state of `run` at event `pos` of the shown device.
-pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, view: &mut SnapshotView, pos: usize) {
-    let hi = view.device.min(run.histories.len().saturating_sub(1));
+pub fn show(
+    ui: &mut egui::Ui,
+    run: &SnapshotRun,
+    opts: &mut Options,
+    (device, search): (usize, &FrameSearch),
+    pos: usize,
+) {
+    let hi = device.min(run.histories.len().saturating_sub(1));
     let Some(h) = run.histories.get(hi) else {
         return;
     };
     let event = pos.min(h.len().saturating_sub(1));
     let key = (run.id, hi, event);
-    if view.map.key != Some(key) {
+    if opts.cache.key != Some(key) {
         let state = h.at(event);
-        view.map.largest = state
+        opts.cache.largest = state
             .segments
             .iter()
             .map(|s| s.total_size)
             .max()
             .unwrap_or(1)
             .max(1);
-        view.map.state = Some(state);
-        view.map.key = Some(key);
-        view.map.computed += 1;
+        opts.cache.state = Some(state);
+        opts.cache.key = Some(key);
+        opts.cache.computed += 1;
     }
-    let Some(st) = view.map.state.as_ref() else {
+    let Some(st) = opts.cache.state.as_ref() else {
         return;
     };
     let heading = if h.is_empty() {
@@ -160,14 +177,14 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, view: &mut SnapshotView, pos: 
     if !figure_mode(ui.ctx()) {
         ui.horizontal(|ui| {
             ui.label(tr(ui, "Row width:", "行宽："));
-            ui.radio_value(&mut view.fit_rows, false, tr(ui, "to scale", "按比例"))
+            ui.radio_value(&mut opts.fit_rows, false, tr(ui, "to scale", "按比例"))
                 .on_hover_text(tr(
                     ui,
                     "Every row on one scale: the largest segment spans the width",
                     "所有行同一比例：最大的段占满宽度",
                 ));
             ui.radio_value(
-                &mut view.fit_rows,
+                &mut opts.fit_rows,
                 true,
                 tr(ui, "each segment full width", "每个段占满一行"),
             )
@@ -182,14 +199,14 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, view: &mut SnapshotView, pos: 
         ui.label(tr(ui, "No segments at this event.", "这个事件时没有段。"));
         return;
     }
-    let fit = view.fit_rows;
-    let largest = view.map.largest;
+    let fit = opts.fit_rows;
+    let largest = opts.cache.largest;
     let n = st.segments.len();
     // A searched address selects the block holding it until a block is clicked.
     let marks = Marks {
         frames: &run.frames,
-        search: &view.search,
-        selected: view.selected.or(view.search.address),
+        search,
+        selected: opts.selected.or(search.address),
     };
     let mut clicked = None;
     if figure_mode(ui.ctx()) {
@@ -268,7 +285,7 @@ pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, view: &mut SnapshotView, pos: 
     }
     selected_ui(ui, st, &run.frames, marks.selected);
     if let Some(a) = clicked {
-        view.selected = (view.selected != Some(a)).then_some(a);
+        opts.selected = (opts.selected != Some(a)).then_some(a);
     }
 }
 

@@ -7,12 +7,11 @@
 //! position, so a session or `export --step N` reproduces the event shown.
 
 use egui::{Color32, Rect, Sense, Stroke, pos2, vec2};
-use warpscope_core::memory::active::Active;
-use warpscope_core::memory::frames::FrameTable;
-use warpscope_core::memory::snapshot::{History, SnapshotOutput};
-use warpscope_core::memory::timeline::{Column, Timeline};
+use warpscope_core::torch::active::Active;
+use warpscope_core::torch::frames::FrameTable;
+use warpscope_core::torch::snapshot::{History, SnapshotOutput};
+use warpscope_core::torch::timeline::{Column, Timeline};
 
-use super::snapshot::SnapshotView;
 use crate::i18n::tr;
 use crate::views::ViewContext;
 use crate::widgets::stepper::figure_mode;
@@ -40,6 +39,21 @@ pub struct SnapshotRun {
     pub active: Vec<Active>,
 }
 
+/// What the timeline keeps between frames: the device and range shown, the columns last drawn
+/// and the play cursor's fraction. The `memory-snapshot` view holds it; the timeline alone
+/// changes it (the device buttons, zoom, play).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Which of the devices with a trace is shown.
+    pub device: usize,
+    /// The range of events shown (`None`: the whole trace).
+    pub zoom: Option<(usize, usize)>,
+    /// The columns last drawn.
+    pub columns: ColumnCache,
+    /// Fraction of an event accumulated while playing.
+    pub play_carry: f32,
+}
+
 /// Columns of the last drawing, kept so an idle or scrubbing frame does not rescan the events.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ColumnCache {
@@ -58,12 +72,7 @@ const RESERVED: Color32 = widgets::ORANGE;
 const LIVE: Color32 = widgets::BLUE;
 
 /// Draws the timeline of `run` with its scrubber.
-pub fn show(
-    ui: &mut egui::Ui,
-    run: &SnapshotRun,
-    view: &mut SnapshotView,
-    cx: &mut ViewContext<'_>,
-) {
+pub fn show(ui: &mut egui::Ui, run: &SnapshotRun, opts: &mut Options, cx: &mut ViewContext<'_>) {
     ui.label(egui::RichText::new(tr(ui, "The trace, event by event", "逐个事件看轨迹")).strong());
     if run.timelines.is_empty() {
         ui.label(tr(
@@ -78,42 +87,42 @@ pub fn show(
             ui.label(tr(ui, "Device", "设备"));
             for (i, t) in run.timelines.iter().enumerate() {
                 if ui
-                    .selectable_label(view.device == i, format!("cuda:{}", t.device))
+                    .selectable_label(opts.device == i, format!("cuda:{}", t.device))
                     .clicked()
                 {
-                    view.device = i;
+                    opts.device = i;
                     cx.stepper.pos = 0;
-                    view.zoom = None;
+                    opts.zoom = None;
                 }
             }
         });
     }
-    let Some(t) = shown(run, view.device) else {
+    let Some(t) = shown(run, opts.device) else {
         return;
     };
     let n = t.events.len();
     let pos = cx.stepper.pos.min(n - 1);
-    let (start, end) = view
+    let (start, end) = opts
         .zoom
         .filter(|&(a, b)| a < b && b <= n)
         .unwrap_or((0, n));
     if !figure_mode(ui.ctx()) {
-        controls(ui, view, cx, n, pos, (start, end));
-        play(ui, view, cx, (start, end));
+        controls(ui, opts, cx, n, pos, (start, end));
+        play(ui, opts, cx, (start, end));
     }
     let pos = cx.stepper.pos.min(n - 1);
-    let (start, end) = view
+    let (start, end) = opts
         .zoom
         .filter(|&(a, b)| a < b && b <= n)
         .unwrap_or((0, n));
-    let act = run.active.get(view.device).or_else(|| run.active.first());
-    plot(ui, (t, act, &run.frames), view, cx, pos, (start, end));
+    let act = run.active.get(opts.device).or_else(|| run.active.first());
+    plot(ui, (t, act, &run.frames), opts, cx, pos, (start, end));
     details(ui, t, pos, &run.frames);
 }
 
 fn controls(
     ui: &mut egui::Ui,
-    view: &mut SnapshotView,
+    opts: &mut Options,
     cx: &mut ViewContext<'_>,
     n: usize,
     pos: usize,
@@ -202,7 +211,7 @@ fn controls(
         {
             let w = (span / 4).max(16);
             let a = pos.saturating_sub(w / 2).min(n - w);
-            view.zoom = Some((a, a + w));
+            opts.zoom = Some((a, a + w));
         }
         if ui
             .add_enabled(span < n, egui::Button::new(tr(ui, "Zoom out", "缩小")))
@@ -210,7 +219,7 @@ fn controls(
         {
             let w = (span * 4).min(n);
             let a = (start + span / 2).saturating_sub(w / 2).min(n - w);
-            view.zoom = (w < n).then_some((a, a + w));
+            opts.zoom = (w < n).then_some((a, a + w));
         }
         if ui
             .add_enabled(
@@ -219,7 +228,7 @@ fn controls(
             )
             .clicked()
         {
-            view.zoom = None;
+            opts.zoom = None;
         }
     });
 }
@@ -236,21 +245,16 @@ fn toggle_play(cx: &mut ViewContext<'_>, pos: usize, (start, end): (usize, usize
 }
 
 /// Advances the cursor while playing, at the stepper's speed, stopping at the range's end.
-fn play(
-    ui: &egui::Ui,
-    view: &mut SnapshotView,
-    cx: &mut ViewContext<'_>,
-    (start, end): (usize, usize),
-) {
+fn play(ui: &egui::Ui, opts: &mut Options, cx: &mut ViewContext<'_>, (start, end): (usize, usize)) {
     if !cx.stepper.playing {
-        view.play_carry = 0.0;
+        opts.play_carry = 0.0;
         return;
     }
     let dt = ui.input(|i| i.stable_dt).min(0.1);
-    view.play_carry += dt * cx.stepper.speed;
-    let whole = view.play_carry.floor();
+    opts.play_carry += dt * cx.stepper.speed;
+    let whole = opts.play_carry.floor();
     if whole >= 1.0 {
-        view.play_carry -= whole;
+        opts.play_carry -= whole;
         cx.stepper.pos = (cx.stepper.pos.max(start) + whole as usize).min(end - 1);
     }
     if cx.stepper.pos + 1 >= end {
@@ -263,7 +267,7 @@ fn play(
 fn plot(
     ui: &mut egui::Ui,
     (t, act, frames): (&Timeline, Option<&Active>, &FrameTable),
-    view: &mut SnapshotView,
+    opts: &mut Options,
     cx: &mut ViewContext<'_>,
     pos: usize,
     range: (usize, usize),
@@ -290,13 +294,13 @@ fn plot(
         end,
         ncols,
     );
-    if view.columns.key != key {
-        view.columns = ColumnCache {
+    if opts.columns.key != key {
+        opts.columns = ColumnCache {
             key,
             columns: t.columns(start..end, ncols),
         };
     }
-    let cols = &view.columns.columns;
+    let cols = &opts.columns.columns;
     let peak = cols
         .iter()
         .map(|c| c.reserved.1.max(c.allocated.1))
@@ -471,7 +475,7 @@ fn details(ui: &mut egui::Ui, t: &Timeline, pos: usize, frames: &FrameTable) {
         ))
         .strong(),
     );
-    if !figure_mode(ui.ctx()) || e.frames != warpscope_core::memory::frames::NO_FRAMES {
+    if !figure_mode(ui.ctx()) || e.frames != warpscope_core::torch::frames::NO_FRAMES {
         ui.label(egui::RichText::new(tr(ui, "Its stack:", "它的调用栈：")).small());
         super::snapshot_frames::stack_ui(ui, frames, e.frames, "event");
     }

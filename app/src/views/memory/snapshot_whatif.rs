@@ -1,9 +1,9 @@
 //! The what-if replay in the `memory-snapshot` view: the trace replayed under the scene's
-//! allocator settings ([`warpscope_core::memory::snapshot::whatif`]) beside the recorded run —
+//! allocator settings ([`warpscope_core::torch::snapshot::whatif`]) beside the recorded run —
 //! reserved (peak and final), cached free at the end (what fragmentation and caching hold
 //! back), segments created and out-of-memory events, as bars and a table.
 
-use warpscope_core::memory::snapshot::{SnapshotOutput, WhatIf};
+use warpscope_core::torch::snapshot::{SnapshotOutput, WhatIf};
 
 use super::snapshot_timeline::SnapshotRun;
 use crate::i18n::tr;

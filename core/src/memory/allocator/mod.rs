@@ -1,5 +1,5 @@
 //! Scene `memory-allocator` (lecture §5.3): the simulator of PyTorch's CUDA caching allocator
-//! ([`super::caching`], whose doc lists the rules and the stats it keeps), fed the allocation
+//! ([`crate::caching`], whose doc lists the rules and the stats it keeps), fed the allocation
 //! sequence of a 6-layer encoder trained on variable-length batches — and LightSeq2's
 //! alternative (paper §IV-D): one allocation at the largest shape, made before training.
 //!
@@ -29,7 +29,7 @@ use super::mib;
 use crate::Error;
 use crate::scene::{InputSpec, Scene, to_json};
 
-pub use super::caching::{
+pub use crate::caching::{
     Allocation, BlockView, CachingAllocator, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC,
     OutOfMemory, Pool, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE, SegmentView, Served, pool_of,
     round_size, segment_size, should_split,

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::workload::{AllocatorParams, Op, batch_lengths, batch_ops, needed_bytes};
 use crate::Error;
-use crate::memory::caching::{CachingAllocator, OutOfMemory, SegmentView, Served};
+use crate::caching::{CachingAllocator, OutOfMemory, SegmentView, Served};
 use crate::memory::mib;
 
 /// One batch of the run.

@@ -1,6 +1,6 @@
 //! `memory-allocator` on the user's own allocation trace (`--input`): `malloc` and `free`
 //! requests by name, replayed op by op through the caching-allocator model
-//! ([`crate::memory::caching`], PyTorch's `c10/cuda/CUDACachingAllocator.cpp` rules: 512-byte
+//! ([`crate::caching`], PyTorch's `c10/cuda/CUDACachingAllocator.cpp` rules: 512-byte
 //! rounding, the 1 MiB small/large pool threshold, 2 MiB small segments, 20 MiB large segments
 //! for requests under 10 MiB, larger ones rounded up to 2 MiB, best fit, split and merge within a
 //! segment), with the pool, block and new segment of every op and *reserved* / *allocated*
@@ -14,10 +14,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::Error;
-use crate::input::json;
-use crate::memory::caching::{
+use crate::caching::{
     CachingAllocator, Pool, SegmentView, Served, pool_of, round_size, segment_size,
 };
+use crate::input::json;
 use crate::text::Text;
 
 /// Most ops one trace may hold.

@@ -43,8 +43,8 @@ use serde::Serialize;
 
 use super::{Action, BlockState, SnapSegment, Snapshot};
 use crate::Error;
-use crate::memory::caching::{Pool, pool_of, round_size, should_split};
-use crate::memory::timeline::Timeline;
+use crate::caching::{Pool, pool_of, round_size, should_split};
+use crate::torch::timeline::Timeline;
 
 /// Most checkpoints one history keeps.
 pub const MAX_CHECKPOINTS: usize = 64;
@@ -72,7 +72,7 @@ pub struct StateBlock {
     pub estimated: bool,
     /// Its stack frames: a list id in [`Snapshot::frames`] — for a block in use, those of the
     /// trace's `alloc` that made it where the trace has one ([`History::at`]), else the file's
-    /// block's or the event's that put it back; [`crate::memory::frames::NO_FRAMES`] for a free
+    /// block's or the event's that put it back; [`crate::torch::frames::NO_FRAMES`] for a free
     /// block.
     #[serde(skip)]
     pub frames: u32,
@@ -109,7 +109,7 @@ pub struct StateAt {
     pub size: u64,
     /// Its stack frames, innermost first (filled from [`Snapshot::frames`] by
     /// [`History::at_with_frames`]; empty from [`History::at`]).
-    pub frames: Vec<crate::memory::frames::Frame>,
+    pub frames: Vec<crate::torch::frames::Frame>,
     /// Its frame-list id in [`Snapshot::frames`].
     #[serde(skip)]
     pub frames_list: u32,
@@ -119,7 +119,7 @@ pub struct StateAt {
     /// (`block->allocated`, which `free()` clears before the block's stream events complete).
     pub allocated_bytes: u64,
     /// Live requested bytes after the event: `alloc` minus `free_completed` sizes as the trace
-    /// records them, anchored as [`crate::memory::timeline`] describes (bytes).
+    /// records them, anchored as [`crate::torch::timeline`] describes (bytes).
     pub requested_bytes: u64,
     /// Segments in address order.
     pub segments: Vec<StateSegment>,
@@ -212,7 +212,7 @@ fn free_block(size: u64) -> Blk {
         requested: 0,
         state: BlockState::Inactive,
         estimated: false,
-        frames: crate::memory::frames::NO_FRAMES,
+        frames: crate::torch::frames::NO_FRAMES,
     }
 }
 
@@ -698,7 +698,7 @@ fn alloc_frames(events: &[Ev]) -> foldhash::HashMap<u64, Vec<(usize, u32)>> {
     let mut by_addr: foldhash::HashMap<u64, Vec<(usize, u32)>> = foldhash::HashMap::default();
     for (i, e) in events.iter().enumerate() {
         if let (Op::Alloc, Some(addr)) = (e.op, e.addr)
-            && e.frames != crate::memory::frames::NO_FRAMES
+            && e.frames != crate::torch::frames::NO_FRAMES
         {
             by_addr.entry(addr).or_default().push((i, e.frames));
         }
@@ -870,7 +870,7 @@ impl History {
             addr: ev.and_then(|e| e.addr),
             size: ev.map_or(0, |e| e.size),
             frames: Vec::new(),
-            frames_list: ev.map_or(crate::memory::frames::NO_FRAMES, |e| e.frames),
+            frames_list: ev.map_or(crate::torch::frames::NO_FRAMES, |e| e.frames),
             reserved_bytes: reserved,
             allocated_bytes: allocated,
             requested_bytes: self.requested.get(index).copied().unwrap_or(0),
@@ -882,7 +882,7 @@ impl History {
     pub fn at_with_frames(
         &self,
         event: usize,
-        table: &crate::memory::frames::FrameTable,
+        table: &crate::torch::frames::FrameTable,
     ) -> StateAt {
         let mut at = self.at(event);
         at.frames = table.frames(at.frames_list);

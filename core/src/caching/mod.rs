@@ -4,7 +4,7 @@
 //! collection threshold; [`AllocatorConfig`] changes them, `config` says how): blocks
 //! carved out of segments (one `cudaMalloc` each), two pools of free blocks per stream, and the
 //! rules that pick, split, merge and release them. Scene `memory-allocator`
-//! ([`super::allocator`]) feeds it a training workload; [`super::snapshot`] replays a recorded
+//! ([`crate::memory::allocator`]) feeds it a training workload; [`crate::torch::snapshot`] replays a recorded
 //! trace through it.
 //!
 //! The rules (constant names as in `CUDACachingAllocator.cpp`):

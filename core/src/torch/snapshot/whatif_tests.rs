@@ -68,7 +68,7 @@ fn with_the_files_own_settings_it_equals_the_replay() {
 fn the_files_settings_are_the_defaults_and_named() {
     let s = read_file(&data("torch2.6-verl.pickle")).unwrap();
     let (c, settings) = resolve(&s, &params());
-    assert_eq!(c, crate::memory::caching::AllocatorConfig::default());
+    assert_eq!(c, crate::caching::AllocatorConfig::default());
     assert_eq!(
         settings.from_file,
         vec![

@@ -1,5 +1,5 @@
 //! What-if replay: the snapshot's trace replayed through the simulator
-//! ([`crate::memory::caching`]) under other allocator settings — `expandable_segments`,
+//! ([`crate::caching`]) under other allocator settings — `expandable_segments`,
 //! `max_split_size_mb`, `roundup_power2_divisions`, `garbage_collection_threshold`
 //! (`PYTORCH_CUDA_ALLOC_CONF`, parsed by `c10/cuda/CUDAAllocatorConfig`; the rules are in
 //! `caching/config.rs`) — and a device memory limit with the free-the-cache-and-retry path of
@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use super::{Action, Snapshot};
 use crate::Error;
+use crate::caching::{AllocatorConfig, CachingAllocator, ROUNDUP_INTERVALS};
 use crate::memory::MIB;
-use crate::memory::caching::{AllocatorConfig, CachingAllocator, ROUNDUP_INTERVALS};
 use crate::params::ParamValues;
 
 /// The what-if parameters as given (before the file's values fill in the defaults);

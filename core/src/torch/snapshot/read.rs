@@ -1,5 +1,5 @@
-//! Reading a snapshot file: the size limit, the opcode guard ([`crate::memory::pickle::check`]),
-//! decoding (the fast path of [`crate::memory::unpickle`], else `serde-pickle`), and extracting
+//! Reading a snapshot file: the size limit, the opcode guard ([`crate::torch::pickle::check`]),
+//! decoding (the fast path of [`crate::torch::unpickle`], else `serde-pickle`), and extracting
 //! the segments, blocks, trace events and allocator settings into a [`Snapshot`] — every field
 //! checked, every count bounded, nothing indexed that the file could make out of range.
 
@@ -14,8 +14,8 @@ use super::{
     Snapshot, TraceEvent, report_events,
 };
 use crate::Error;
-use crate::memory::frames::{FrameTable, NO_FRAMES};
-use crate::memory::pickle;
+use crate::torch::frames::{FrameTable, NO_FRAMES};
+use crate::torch::pickle;
 
 pub(super) fn key(k: &str) -> HashableValue {
     HashableValue::String(k.to_owned())
@@ -169,7 +169,7 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     let refused = AtomicBool::new(false);
     let mut cancelled = false;
     let mut decode = || {
-        crate::memory::unpickle::decode_arena(
+        crate::torch::unpickle::decode_arena(
             bytes,
             &mut |at| {
                 let done = PROGRESS_CHECKED
@@ -271,7 +271,7 @@ pub(super) fn parse_with_serde_pickle(bytes: &[u8]) -> Result<Snapshot, Error> {
 #[cfg(test)]
 pub(super) fn parse_expanded(bytes: &[u8]) -> Option<Result<Snapshot, Error>> {
     let summary = pickle::check_opcodes(bytes).ok()?;
-    let d = crate::memory::unpickle::decode(bytes, &mut |_| true)?;
+    let d = crate::torch::unpickle::decode(bytes, &mut |_| true)?;
     let mut frames = d.frames;
     Some(
         extract(&d.value, summary.protocol, &mut frames, FrameIds::Fast).map(|mut s| {

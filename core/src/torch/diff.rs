@@ -1,6 +1,6 @@
 //! `memory-diff`: two PyTorch memory snapshots compared — reserved and allocated bytes (b − a),
 //! the segments only one of them holds, and the live bytes of each grouped by the innermost
-//! user frame of the stack that allocated them ([`crate::memory::frames`]): where memory went
+//! user frame of the stack that allocated them ([`crate::torch::frames`]): where memory went
 //! between two runs, or two moments of one run.
 //!
 //! Both files are read as `memory-snapshot` reads them ([`super::snapshot::open`]: the opcode

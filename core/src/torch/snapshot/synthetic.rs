@@ -9,7 +9,7 @@ use serde_pickle::Value;
 
 use super::read::key;
 use crate::Error;
-use crate::memory::caching::{CachingAllocator, Pool, Served};
+use crate::caching::{CachingAllocator, Pool, Served};
 
 /// A synthetic snapshot pickle for benchmarks and tests: `events` trace events in the
 /// PyTorch 2.11 dict layout (the fields of `torch2.11-cs336-a2.pickle`: `action`, `addr`,

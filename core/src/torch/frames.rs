@@ -7,7 +7,7 @@
 //!
 //! A [`FrameTable`] keeps each distinct string, each distinct frame and each distinct frame list
 //! once; a block or event holds only the list's id (a `u32`, [`NO_FRAMES`] for none). The
-//! reader ([`crate::memory::unpickle`]) fills it while decoding, the `serde-pickle` fallback from
+//! reader ([`crate::torch::unpickle`]) fills it while decoding, the `serde-pickle` fallback from
 //! the decoded value ([`FrameTable::intern_value`]).
 //!
 //! *Library* frames — the interpreter, PyTorch itself, installed packages, C++ frames without a
@@ -190,7 +190,7 @@ impl FrameTable {
     /// The list id of a decoded `frames` value: a list of `{name, filename, line}` dicts
     /// (missing fields read as `""` and 0). Anything else — `None`, a list holding something
     /// other than dicts — has no frames ([`NO_FRAMES`]): `serde-pickle` turns some shared lists
-    /// into `None` (see [`crate::memory::snapshot::parse`]), and those frames are lost on that
+    /// into `None` (see [`crate::torch::snapshot::parse`]), and those frames are lost on that
     /// path.
     pub fn intern_value(&mut self, v: &Value) -> u32 {
         let items = match v {

@@ -9,7 +9,7 @@ use serde_pickle::Value;
 
 use super::tests::ev;
 use super::*;
-use crate::memory::timeline::timeline;
+use crate::torch::timeline::timeline;
 
 const M: u64 = 1 << 20;
 

@@ -150,7 +150,7 @@ fn shared_traceback_lists_get_one_id() {
 
 #[test]
 fn equals_serde_pickle_on_a_synthetic_trace_with_frames() {
-    let bytes = crate::memory::snapshot::synthetic(3_000, 5, 7).expect("synthetic");
+    let bytes = crate::torch::snapshot::synthetic(3_000, 5, 7).expect("synthetic");
     let fast = decode(&bytes, &mut |_| true).expect("handled");
     let resolved = resolve(fast.value, &fast.frames);
     assert!(resolved == reference(&bytes));

@@ -19,10 +19,10 @@ use super::{
     report_events,
 };
 use crate::Error;
-use crate::memory::frames::{FrameTable, NO_FRAMES};
-use crate::memory::unpickle::{Arena, Expander, Nodes, View};
+use crate::torch::frames::{FrameTable, NO_FRAMES};
+use crate::torch::unpickle::{Arena, Expander, Nodes, View};
 
-/// The decoder's `fold` ([`crate::memory::unpickle::decode_arena`]): a trace event's dict whose
+/// The decoder's `fold` ([`crate::torch::unpickle::decode_arena`]): a trace event's dict whose
 /// fields read are plain scalars, as its [`TraceEvent`] (`None`: left a dict).
 pub(super) fn fold_event(
     entries: &[u32],
@@ -315,7 +315,7 @@ mod tests {
     use serde_pickle::{HashableValue, Value};
 
     use super::super::read::parse_expanded;
-    use crate::memory::snapshot::parse;
+    use crate::torch::snapshot::parse;
 
     fn fixture(name: &str) -> Vec<u8> {
         std::fs::read(format!(
@@ -346,7 +346,7 @@ mod tests {
             let want = parse_expanded(&bytes).expect("the fast decoder reads it");
             assert!(parse(&bytes) == want, "{name}");
         }
-        let bytes = crate::memory::snapshot::synthetic(3_000, 5, 7).expect("synthetic");
+        let bytes = crate::torch::snapshot::synthetic(3_000, 5, 7).expect("synthetic");
         assert!(parse(&bytes) == parse_expanded(&bytes).expect("read"));
     }
 
@@ -452,11 +452,11 @@ mod tests {
     #[test]
     fn a_large_file_the_guard_refuses_is_refused_with_its_message() {
         // Large enough for the guard to run beside the decoder (`PARALLEL_GUARD_BYTES`).
-        let mut bytes = crate::memory::snapshot::synthetic(60_000, 3, 1).expect("synthetic");
+        let mut bytes = crate::torch::snapshot::synthetic(60_000, 3, 1).expect("synthetic");
         assert!(bytes.len() >= 4 << 20, "{}", bytes.len());
         assert_eq!(bytes.pop(), Some(b'.'));
         bytes.extend_from_slice(b"cos\nsystem\n.");
-        let want = crate::memory::pickle::check_opcodes(&bytes).expect_err("refused");
+        let want = crate::torch::pickle::check_opcodes(&bytes).expect_err("refused");
         assert!(want.to_string().contains("os.system"), "{want}");
         assert_eq!(parse(&bytes).err(), Some(want));
     }

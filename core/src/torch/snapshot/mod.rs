@@ -2,7 +2,7 @@
 //! `torch.cuda.memory._snapshot()` / `_dump_snapshot()` writes (`torch/cuda/memory.py`; the
 //! structures are `SegmentInfo`, `BlockInfo` and `TraceEntry` of
 //! `c10/cuda/CUDACachingAllocator.h`) — and replays its recorded trace through
-//! [`super::allocator::CachingAllocator`].
+//! [`crate::caching::CachingAllocator`].
 //!
 //! Reading executes nothing from the file: [`super::pickle::check`] refuses any opcode that
 //! imports or calls and bounds sizes, nesting and counts before the data is decoded — by
@@ -197,7 +197,7 @@ pub struct SnapBlock {
     /// State.
     pub state: BlockState,
     /// Its stack frames: a list id in [`Snapshot::frames`] (`frames`, or for PyTorch ≤ 2.0 the
-    /// last entry of `history`; [`crate::memory::frames::NO_FRAMES`] when the file has none).
+    /// last entry of `history`; [`crate::torch::frames::NO_FRAMES`] when the file has none).
     pub frames: u32,
 }
 
@@ -262,7 +262,7 @@ pub struct Snapshot {
     pub allocator_settings: BTreeMap<String, String>,
     /// Every distinct stack frame and frame list of the blocks and events, once.
     #[serde(skip)]
-    pub frames: crate::memory::frames::FrameTable,
+    pub frames: crate::torch::frames::FrameTable,
 }
 
 /// Progress units of reading and replaying one snapshot ([`crate::progress`]): the opcode guard
@@ -335,7 +335,7 @@ pub fn open(path: &str) -> Result<(String, Snapshot), Error> {
 }
 
 /// Everything the scene computes from one file: the summary the CLI prints, and for every
-/// device with a trace its timeline ([`crate::memory::timeline`]) and its allocator-state
+/// device with a trace its timeline ([`crate::torch::timeline`]) and its allocator-state
 /// history ([`History`]) — what the window scrubs. A file without a trace gets one history of
 /// its own state (the first segment's device) and no timeline.
 #[derive(Debug, Clone)]
@@ -343,7 +343,7 @@ pub struct Analysis {
     /// What `warpscope report memory-snapshot` prints.
     pub output: SnapshotOutput,
     /// One per device with a non-empty trace, in device order.
-    pub timelines: Vec<crate::memory::timeline::Timeline>,
+    pub timelines: Vec<crate::torch::timeline::Timeline>,
     /// Beside [`Analysis::timelines`], one each (or one of the file's state when there are none).
     pub histories: Vec<History>,
 }
@@ -417,7 +417,7 @@ pub fn analyse_with(
         let mut timelines = Vec::with_capacity(devices.len());
         let mut histories = Vec::with_capacity(devices.len().max(1));
         for &d in &devices {
-            let t = crate::memory::timeline::timeline(s, d)?;
+            let t = crate::torch::timeline::timeline(s, d)?;
             let h = History::new(s, &t)?;
             trace_warnings(&t, &h, &mut w);
             timelines.push(t);
@@ -468,7 +468,7 @@ pub fn analyse_with(
 }
 
 /// The ways a trace can disagree with its file's segments, as warnings.
-fn trace_warnings(t: &crate::memory::timeline::Timeline, h: &History, w: &mut check::Warnings) {
+fn trace_warnings(t: &crate::torch::timeline::Timeline, h: &History, w: &mut check::Warnings) {
     let d = t.device;
     if t.inconsistent > 0 {
         w.push("trace disagrees with the segments", || {

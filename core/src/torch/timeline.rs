@@ -246,7 +246,7 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::snapshot;
+    use crate::torch::snapshot;
 
     #[test]
     fn the_mini_fixture_starts_empty_and_reaches_its_hand_counted_totals() {

@@ -1,5 +1,5 @@
 //! Replaying a snapshot's recorded trace through the caching-allocator simulator
-//! ([`crate::memory::caching`]), device by device, and saying whether the trace starts from an
+//! ([`crate::caching`]), device by device, and saying whether the trace starts from an
 //! empty allocator and, if it does, whether the replay recreates the file's segments.
 
 use crate::text::Text;
@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{Action, report_events, sat_sum};
 use super::{PROGRESS_EVERY, PROGRESS_EXTRACTED, PROGRESS_TOTAL, SnapSegment, Snapshot};
-use crate::memory::caching::CachingAllocator;
+use crate::caching::CachingAllocator;
 
 /// The replay of one snapshot's trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -5,7 +5,7 @@
 //!
 //! An allocation freed in the trace but allocated before it starts at event 0; one still live
 //! at the end ends at the trace's length. Sizes are the trace's requested bytes (`alloc`'s
-//! `size`, as [`crate::memory::timeline`] counts live bytes), so at any event the largest
+//! `size`, as [`crate::torch::timeline`] counts live bytes), so at any event the largest
 //! intervals live there plus [`Active::rest`] make up the timeline's live requested bytes.
 
 #![deny(clippy::indexing_slicing)]
@@ -133,7 +133,7 @@ impl Active {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::snapshot::{analyse, read_file};
+    use crate::torch::snapshot::{analyse, read_file};
 
     #[test]
     fn intervals_of_a_real_trace_add_up_to_its_live_bytes() {

@@ -4,6 +4,13 @@
 //! build sliders and the CLI can parse `--set`), a pure computation, and a serialisable result.
 //! `warpscope report SCENE --json` prints [`Report`]; the GUI draws the same typed result.
 //! Adding a lab means adding its entries to [`scenes`] — nothing else in `core` changes.
+//!
+//! A scene is defined once, typed, by a [`SceneDef`] (`ParamValues → Output`); [`Scene`] erases
+//! it for the registry. `report` serialises the very [`SceneOutput`] a view draws, so the JSON
+//! and the picture cannot disagree.
+
+use std::any::Any;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -24,8 +31,10 @@ pub struct Scene {
     pub summary: Text<&'static str>,
     /// The parameters, with the lecture's values as defaults.
     pub params: &'static [ParamSpec],
-    /// The computation: validated values in, the result as a JSON value out.
-    pub run: fn(&ParamValues) -> Result<serde_json::Value, Error>,
+    /// The computation, its output type erased: validated values (and the user's input, for a
+    /// scene with an [`InputSpec`]) in, the typed result out. Built by [`erase`] from the scene's
+    /// [`SceneDef`].
+    pub run: ErasedRun,
     /// The user's own data the scene also takes (`--input FILE.json`, the window's Input
     /// panel), if any.
     pub input: Option<&'static InputSpec>,
@@ -50,9 +59,105 @@ pub struct InputSpec {
     /// The parameters that still apply to an input (the others shape the scene's generated
     /// data): a figure of an input names only these in its caption.
     pub params: &'static [&'static str],
-    /// Validates `input` (every key named in its errors, [`Error::InvalidInput`]) and runs the
-    /// scene on it with the validated parameter values.
-    pub run: fn(&ParamValues, &serde_json::Value) -> Result<serde_json::Value, Error>,
+}
+
+/// A scene defined once, typed: its id, its result type and how it computes it. [`Scene`]
+/// erases it ([`erase`]); a view names it and receives `&Self::Output`, the very value
+/// `warpscope report SCENE --json` serialises.
+pub trait SceneDef: 'static {
+    /// The id the CLI uses (`warpscope report ID`); the scene's [`Scene::id`].
+    const ID: &'static str;
+    /// The typed result. Its serialisation is the report's `result`; data a view needs beyond
+    /// that (a whole simulation beside its summary) may ride along unserialised, derived from
+    /// the same run.
+    type Output: Serialize + Send + Sync + 'static;
+
+    /// Runs the scene on validated `values` (the caller validated them against the specs).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for values the specs cannot rule out (cross-parameter rules);
+    /// the scene's own errors.
+    fn run(values: &ParamValues) -> Result<Self::Output, Error>;
+
+    /// Runs the scene on the user's `input` (`--input FILE.json`, the window's Input panel)
+    /// with validated `values`, for a scene with an [`InputSpec`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the key the input gets wrong; by default, that the scene
+    /// takes no input.
+    fn run_input(values: &ParamValues, input: &serde_json::Value) -> Result<Self::Output, Error> {
+        let _ = (values, input);
+        Err(Error::input(
+            "",
+            format!("scene `{}` takes no input file", Self::ID),
+        ))
+    }
+}
+
+/// A scene's computation with its output type erased (see [`erase`]).
+pub type ErasedRun = fn(&ParamValues, Option<&serde_json::Value>) -> Result<SceneOutput, Error>;
+
+/// [`SceneDef`] `S`'s computation, erased for [`Scene::run`]: no input runs [`SceneDef::run`],
+/// an input [`SceneDef::run_input`].
+pub const fn erase<S: SceneDef>() -> ErasedRun {
+    run_erased::<S>
+}
+
+fn run_erased<S: SceneDef>(
+    values: &ParamValues,
+    input: Option<&serde_json::Value>,
+) -> Result<SceneOutput, Error> {
+    let out = match input {
+        None => S::run(values)?,
+        Some(input) => S::run_input(values, input)?,
+    };
+    Ok(SceneOutput {
+        value: Arc::new(out),
+        json: json_of::<S::Output>,
+    })
+}
+
+fn json_of<T: Serialize + 'static>(
+    value: &(dyn Any + Send + Sync),
+) -> Result<serde_json::Value, Error> {
+    match value.downcast_ref::<T>() {
+        Some(v) => to_json(v),
+        None => Err(Error::BadInput("result of another type".to_owned())),
+    }
+}
+
+/// A scene's typed result with its type erased: shared between the job that made it, the
+/// window's recent results, the screen and the report (which serialises it).
+#[derive(Clone)]
+pub struct SceneOutput {
+    value: Arc<dyn Any + Send + Sync>,
+    json: fn(&(dyn Any + Send + Sync)) -> Result<serde_json::Value, Error>,
+}
+
+impl std::fmt::Debug for SceneOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SceneOutput").finish_non_exhaustive()
+    }
+}
+
+impl SceneOutput {
+    /// The result as its [`SceneDef::Output`] type `T`, if it is one.
+    pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
+        self.value.downcast_ref::<T>()
+    }
+
+    /// The shared, type-erased result.
+    pub fn shared(&self) -> Arc<dyn Any + Send + Sync> {
+        Arc::clone(&self.value)
+    }
+
+    /// The result's serialisation: the report's `result`.
+    ///
+    /// # Errors
+    /// [`Error::BadInput`] if the value cannot be represented in JSON (a non-string map key).
+    pub fn to_json(&self) -> Result<serde_json::Value, Error> {
+        (self.json)(&*self.value)
+    }
 }
 
 impl std::fmt::Debug for Scene {
@@ -122,15 +227,36 @@ impl Scene {
         input: Option<&serde_json::Value>,
     ) -> Result<Report, Error> {
         let params = values.validated(self.params)?;
-        let result = match input {
-            None => (self.run)(&params)?,
-            Some(input) => (self.input_spec()?.run)(&params, input)?,
-        };
+        let result = self.run_validated(&params, input)?.to_json()?;
         Ok(Report {
             scene: self.id.to_owned(),
             params,
             result,
         })
+    }
+
+    /// Validates `values` and runs the scene, on the user's `input` when one is given: the typed
+    /// result a view draws and [`Scene::report_with`] serialises.
+    ///
+    /// # Errors
+    /// As [`Scene::report_with`].
+    pub fn compute(
+        &self,
+        values: ParamValues,
+        input: Option<&serde_json::Value>,
+    ) -> Result<SceneOutput, Error> {
+        self.run_validated(&values.validated(self.params)?, input)
+    }
+
+    fn run_validated(
+        &self,
+        params: &ParamValues,
+        input: Option<&serde_json::Value>,
+    ) -> Result<SceneOutput, Error> {
+        if input.is_some() {
+            self.input_spec()?;
+        }
+        (self.run)(params, input)
     }
 
     /// The scene's [`InputSpec`].
@@ -159,7 +285,7 @@ impl Scene {
     }
 }
 
-/// Serialises a typed result for [`Scene::run`].
+/// Serialises a typed result (a report's `result`).
 ///
 /// # Errors
 /// [`Error::BadInput`] if the value cannot be represented in JSON (a non-string map key).

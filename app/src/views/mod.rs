@@ -1,17 +1,16 @@
 //! Scene views: one file per view, listed once in [`REGISTRY`].
 //!
-//! A view is a type that implements [`View`]: it names its scene, computes its typed result
-//! from the parameter values (off the UI thread in the window), owns its own view state (which
-//! run is shown, which request, the zoom …) and draws itself from a narrow [`ViewContext`]
-//! (the stepper, the scene's GPU panel, the parameter values) — never the window. The window,
-//! the exporter, the GUI tests and the frame bench all go through [`entry`]. A scene without a
-//! view of its own is drawn by [`generic`] as a table of its JSON result.
+//! A view is a type that implements [`View`]: it names its scene's typed definition
+//! ([`SceneDef`]) and draws `&S::Output` — the very value `warpscope report SCENE --json`
+//! serialises, computed by core (off the UI thread in the window); it owns its own view state
+//! (which run is shown, which request, the zoom …) and draws itself from a narrow
+//! [`ViewContext`] (the stepper, the scene's GPU panel, the parameter values) — never the
+//! window. The window, the exporter, the GUI tests and the frame bench all go through [`entry`].
 //!
 //! Adding a scene with a view: a new file with a `#[derive(Default)] struct` implementing
 //! [`View`], and one line in [`REGISTRY`].
 
 pub mod banks;
-pub mod generic;
 pub mod layernorm;
 pub mod memory;
 pub mod reduction;
@@ -24,7 +23,7 @@ use std::sync::Arc;
 
 use warpscope_core::Error;
 use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
+use warpscope_core::scene::{Scene, SceneDef};
 
 use crate::widgets::gpu::GpuPanel;
 use crate::widgets::stepper::Stepper;
@@ -40,46 +39,22 @@ pub struct ViewContext<'a> {
     pub values: &'a ParamValues,
 }
 
-/// A scene's view: its typed result, its own state (`Self`) and how it is drawn.
+/// A scene's view: the scene it draws, its own state (`Self`) and how it is drawn.
 pub trait View: Default + Clone + Send + 'static {
-    /// The id of the scene it draws.
-    const SCENE: &'static str;
-    /// The typed result it draws.
-    type Output: Send + Sync + 'static;
-
-    /// Computes the result from validated `values`.
-    ///
-    /// # Errors
-    /// The scene's validation or computation error.
-    fn compute(scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error>;
-
-    /// Computes the result from validated `values` and the user's `input` (`--input FILE.json`,
-    /// the window's Input panel), for a scene with an [`warpscope_core::scene::InputSpec`].
-    ///
-    /// # Errors
-    /// The scene's input errors ([`Error::InvalidInput`], naming the key); by default, that the
-    /// scene takes no input.
-    fn compute_input(
-        scene: &'static Scene,
-        values: &ParamValues,
-        input: &serde_json::Value,
-    ) -> Result<Self::Output, Error> {
-        let _ = (values, input);
-        scene.input_spec()?;
-        Err(Error::input(
-            "",
-            format!("the view of `{}` cannot draw an input yet", scene.id),
-        ))
-    }
+    /// The scene it draws: core computes `Self::Scene::Output`, the view only draws it.
+    type Scene: SceneDef;
 
     /// Events in the trace the stepper walks for `out` in this view's state (0: no stepper).
-    fn events(&self, _out: &Self::Output) -> usize {
+    fn events(&self, _out: &Out<Self>) -> usize {
         0
     }
 
     /// Draws `out`.
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>);
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>);
 }
+
+/// The typed result view `V` draws: its scene's [`SceneDef::Output`].
+pub type Out<V> = <<V as View>::Scene as SceneDef>::Output;
 
 /// A computed result of some view, shared between the job that made it, the window's recent
 /// results and the screen.
@@ -107,11 +82,11 @@ fn downcast<T: 'static>(out: &Output) -> Option<&T> {
 
 impl<V: View> AnyView for V {
     fn events(&self, out: &Output) -> usize {
-        downcast::<V::Output>(out).map_or(0, |o| View::events(self, o))
+        downcast::<Out<V>>(out).map_or(0, |o| View::events(self, o))
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, out: &Output, cx: &mut ViewContext<'_>) {
-        if let Some(o) = downcast::<V::Output>(out) {
+        if let Some(o) = downcast::<Out<V>>(out) {
             View::ui(self, ui, o, cx);
         }
     }
@@ -129,19 +104,17 @@ impl<V: View> AnyView for V {
     }
 }
 
-/// One registry line: a scene id, how to compute its view's result, how to make its state.
+/// One registry line: a scene id and how to make its view's state.
 pub struct Entry {
-    /// The scene id ("" for the generic table, which draws any scene).
+    /// The scene id ("" for the stand-in of a scene without a view).
     pub scene: &'static str,
-    /// Validates nothing: the caller passes validated values.
-    compute: fn(&'static Scene, &ParamValues, Option<&serde_json::Value>) -> Result<Output, Error>,
     /// A fresh view state.
     make: fn() -> Box<dyn AnyView>,
 }
 
 impl Entry {
-    /// Validates `values` against `scene`'s specs and computes the view's result, on the user's
-    /// `input` when one is given.
+    /// Validates `values` against `scene`'s specs and computes its result (core's typed
+    /// [`SceneDef::Output`], shared), on the user's `input` when one is given.
     ///
     /// # Errors
     /// The scene's validation or computation error; [`Error::InvalidInput`] for an input the
@@ -152,25 +125,13 @@ impl Entry {
         values: ParamValues,
         input: Option<&serde_json::Value>,
     ) -> Result<Output, Error> {
-        let values = values.validated(scene.params)?;
-        (self.compute)(scene, &values, input)
+        Ok(scene.compute(values, input)?.shared())
     }
 
     /// A fresh view state (what the view shows before the user chose anything).
     pub fn make(&self) -> Box<dyn AnyView> {
         (self.make)()
     }
-}
-
-fn compute_erased<V: View>(
-    scene: &'static Scene,
-    values: &ParamValues,
-    input: Option<&serde_json::Value>,
-) -> Result<Output, Error> {
-    Ok(match input {
-        None => Arc::new(V::compute(scene, values)?),
-        Some(input) => Arc::new(V::compute_input(scene, values, input)?),
-    })
 }
 
 fn make_erased<V: View>() -> Box<dyn AnyView> {
@@ -180,8 +141,7 @@ fn make_erased<V: View>() -> Box<dyn AnyView> {
 /// The registry line of view `V`.
 pub const fn line<V: View>() -> Entry {
     Entry {
-        scene: V::SCENE,
-        compute: compute_erased::<V>,
+        scene: <V::Scene as SceneDef>::ID,
         make: make_erased::<V>,
     }
 }
@@ -213,12 +173,47 @@ pub static REGISTRY: &[Entry] = &[
     line::<step::exercises::ExercisesView>(),
 ];
 
-/// The generic table, for scenes without a view of their own.
-static GENERIC: Entry = line::<generic::GenericView>();
+/// What a scene without a view of its own shows: a sentence pointing at its report. Every
+/// registered scene has a view (a test in `app/tests/pictures.rs` holds them to it), so only a
+/// scene added to core before its view is drawn with it.
+#[derive(Clone)]
+struct NoView;
 
-/// The registry line that draws scene `id`: its own view, or the generic table.
+impl AnyView for NoView {
+    fn events(&self, _out: &Output) -> usize {
+        0
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _out: &Output, _cx: &mut ViewContext<'_>) {
+        ui.label(crate::i18n::tr(
+            ui,
+            "This scene has no picture yet: `warpscope report SCENE --json` prints its result.",
+            "这个场景还没有图：`warpscope report SCENE --json` 会输出它的结果。",
+        ));
+    }
+
+    fn boxed_clone(&self) -> Box<dyn AnyView> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+static NO_VIEW: Entry = Entry {
+    scene: "",
+    make: || Box::new(NoView),
+};
+
+/// The registry line that draws scene `id`: its own view (or, for a scene without one, a
+/// sentence pointing at its report).
 pub fn entry(id: &str) -> &'static Entry {
-    REGISTRY.iter().find(|e| e.scene == id).unwrap_or(&GENERIC)
+    REGISTRY.iter().find(|e| e.scene == id).unwrap_or(&NO_VIEW)
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ use crate::Error;
 use crate::cost::{self, KernelCost};
 use crate::device::{DEVICE_IDS, Device, device};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Scene, SceneDef, erase};
 
 /// Storage dtypes of the tensors.
 pub const DTYPES: &[&str] = &["f16", "bf16", "f32"];
@@ -85,9 +85,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("device", "device", "设备", DEVICE_IDS, "a100"),
 ];
 
+/// The scene's typed definition (`layernorm-bytes`).
+pub struct BytesScene;
+
+impl SceneDef for BytesScene {
+    const ID: &'static str = "layernorm-bytes";
+    type Output = BytesOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&BytesParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "layernorm-bytes",
+    id: BytesScene::ID,
     section: "§2.2",
     title: Text::new(
         "LayerNorm backward: bytes and launches, autograd-style vs fused",
@@ -98,7 +110,7 @@ pub const SCENE: Scene = Scene {
         "两个版本逐个内核的显存读写账和模型时间。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&BytesParams::from_values(v)?)?),
+    run: erase::<BytesScene>(),
     input: None,
 };
 

@@ -27,7 +27,7 @@ use super::{EPS, reference_row};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
 use crate::reduction::block_reduce;
-use crate::scene::{Scene, to_json};
+use crate::scene::{Scene, SceneDef, erase};
 use crate::simt::trace::TraceSummary;
 use crate::simt::{Block, BlockShape, Mask, Trace};
 
@@ -48,9 +48,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];
 
+/// The scene's typed definition (`layernorm-syncs`).
+pub struct SyncsScene;
+
+impl SceneDef for SyncsScene {
+    const ID: &'static str = "layernorm-syncs";
+    type Output = SyncsOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&SyncsParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "layernorm-syncs",
+    id: SyncsScene::ID,
     section: "§2.2",
     title: Text::new(
         "Two dependent reductions vs two reductions together",
@@ -61,7 +73,7 @@ pub const SCENE: Scene = Scene {
         "自动求导式的链与重排后的依赖图，以及它们在 SIMT 模型上的块内归约。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&SyncsParams::from_values(v)?)?),
+    run: erase::<SyncsScene>(),
     input: None,
 };
 

@@ -2,22 +2,17 @@
 //! its trace to scrub (`snapshot_timeline`), the allocator's segments and blocks at the cursor's
 //! event (`snapshot_map`), then the file's figures and its replay.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::snapshot_frames::{self, FrameSearch};
 use super::snapshot_map::{self, MapCache};
-use super::snapshot_timeline::{self, ColumnCache, SnapshotRun};
+use super::snapshot_timeline::{self, ColumnCache};
 use super::snapshot_whatif;
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
-use warpscope_core::Error;
-use warpscope_core::memory::active;
+use warpscope_core::memory::snapshot::SnapshotRun;
 use warpscope_core::memory::snapshot::{self, SnapshotOutput};
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 
 /// The `memory-snapshot` view and its state.
 #[derive(Debug, Clone, Default)]
@@ -41,9 +36,6 @@ pub struct SnapshotView {
     /// The block clicked in the map (its address), whose frames are listed below it.
     pub selected: Option<u64>,
 }
-
-/// Run ids: a new file, or the same file read again, is a new run.
-static RUNS: AtomicU64 = AtomicU64::new(1);
 
 impl SnapshotView {
     /// On a new run the cursor may jump to the run's `event` (the last by default): when the
@@ -84,31 +76,13 @@ impl SnapshotView {
 }
 
 impl View for SnapshotView {
-    const SCENE: &'static str = "memory-snapshot";
-    type Output = SnapshotRun;
+    type Scene = warpscope_core::memory::snapshot::SnapshotScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        let (label, mut s) = snapshot::open(values.text("path")?)?;
-        let event = values.int("event")?;
-        let whatif = snapshot::WhatIfParams::from_values(values)?;
-        let a = snapshot::analyse_with(&label, &s, event, &whatif)?;
-        let active = a.timelines.iter().map(active::active).collect();
-        Ok(SnapshotRun {
-            id: RUNS.fetch_add(1, Ordering::Relaxed),
-            event,
-            output: a.output,
-            timelines: a.timelines,
-            histories: a.histories,
-            frames: std::mem::take(&mut s.frames),
-            active,
-        })
-    }
-
-    fn events(&self, out: &Self::Output) -> usize {
+    fn events(&self, out: &Out<Self>) -> usize {
         snapshot_timeline::shown(out, self.device).map_or(0, |t| t.events.len())
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>) {
         self.follow_run(ui, out, cx);
         warnings(ui, &out.output);
         snapshot_timeline::show(ui, out, self, cx);

@@ -13,11 +13,11 @@ use warpscope_core::memory::snapshot::{BlockState, StateAt, StateBlock, StateSeg
 
 use super::snapshot::SnapshotView;
 use super::snapshot_frames::{self, FrameSearch};
-use super::snapshot_timeline::SnapshotRun;
 use crate::i18n::tr;
 use crate::trf;
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
+use warpscope_core::memory::snapshot::SnapshotRun;
 
 /// Most segment rows a figure draws (the largest segments): few enough for rows that carry
 /// their address and size.

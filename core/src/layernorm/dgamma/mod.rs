@@ -45,7 +45,7 @@ use serde::Serialize;
 use super::normals;
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Scene, SceneDef, erase};
 use crate::simt::trace::TraceSummary;
 use crate::simt::{EventKind, Trace};
 
@@ -111,9 +111,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];
 
+/// The scene's typed definition (`layernorm-dgamma`).
+pub struct DgammaScene;
+
+impl SceneDef for DgammaScene {
+    const ID: &'static str = "layernorm-dgamma";
+    type Output = DgammaOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&DgammaParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "layernorm-dgamma",
+    id: DgammaScene::ID,
     section: "§2.4",
     title: Text::new(
         "∇γ, ∇β: column sums, atomics, the 32 × 32 tile and bank conflicts",
@@ -124,7 +136,7 @@ pub const SCENE: Scene = Scene {
         "按列求和的三种（外加两段式）并行方式，分块版逐个线程束模拟。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&DgammaParams::from_values(v)?)?),
+    run: erase::<DgammaScene>(),
     input: None,
 };
 

@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::Error;
 use crate::input::{expr, json};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{InputSpec, Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, InputSpec, Scene, SceneDef, erase};
 use crate::simt::shared::{BankConfig, SharedCost};
 
 /// Lanes per warp request in this scene.
@@ -88,6 +88,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<BanksScene>(),
     input: Some(&INPUT),
+    chapter: &Chapter::FOUNDATIONS,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Largest byte address an input may give (shared memory is a 32-bit space; a block has far

@@ -29,8 +29,8 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::input::json;
-use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{InputSpec, Scene, SceneDef, erase};
+use crate::params::{ParamSpec, ParamValues, check_int};
+use crate::scene::{Chapter, Cost, Featured, InputSpec, Scene, SceneDef, erase};
 use crate::simt::shuffle::ShuffleMode;
 use crate::simt::trace::TraceSummary;
 use crate::simt::{Block, BlockShape, Mask, Trace};
@@ -157,6 +157,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<ReductionScene>(),
     input: Some(&INPUT),
+    chapter: &Chapter::FOUNDATIONS,
+    featured: Featured::Event(6),
+    cost: Cost::Light,
 };
 
 /// The scene's input: the values each thread holds.
@@ -280,10 +283,7 @@ impl ReductionParams {
                 ),
             ));
         }
-        if !(1..=8).contains(&self.values) {
-            return Err(Error::invalid("values", self.values, "expected 1..=8"));
-        }
-        Ok(())
+        check_int(PARAMS, "values", self.values)
     }
 }
 

@@ -38,6 +38,125 @@ pub struct Scene {
     /// The user's own data the scene also takes (`--input FILE.json`, the window's Input
     /// panel), if any.
     pub input: Option<&'static InputSpec>,
+    /// The lecture chapter the navigator lists it under (scenes of a chapter in registry
+    /// order).
+    pub chapter: &'static Chapter,
+    /// Whether its picture walks a trace with the stepper, and which event it features.
+    pub featured: Featured,
+    /// How long a run takes at the top of its ranges: tests size their random cases by it.
+    pub cost: Cost,
+}
+
+/// A chapter of the lecture: the navigator shows one heading per chapter, its scenes below.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chapter {
+    /// Its section (`§2`; `Foundations` for the warp-level model every chapter builds on).
+    pub section: &'static str,
+    /// Its title, in English and Chinese.
+    pub title: Text<&'static str>,
+}
+
+impl Chapter {
+    /// The warp-level model (reductions, shared-memory banks).
+    pub const FOUNDATIONS: Chapter = Chapter {
+        section: "Foundations",
+        title: Text::new("warp-level model", "线程束模型"),
+    };
+    /// §2, LayerNorm backward (Lab A).
+    pub const LAYERNORM: Chapter = Chapter {
+        section: "§2",
+        title: Text::new("LayerNorm backward", "LayerNorm 反向"),
+    };
+    /// §3, softmax backward (Lab B).
+    pub const SOFTMAX: Chapter = Chapter {
+        section: "§3",
+        title: Text::new("Softmax backward", "softmax 反向"),
+    };
+    /// §4, the mixed-precision trainer (Lab C).
+    pub const TRAINER: Chapter = Chapter {
+        section: "§4",
+        title: Text::new("Mixed-precision trainer", "混合精度训练器"),
+    };
+    /// §5, memory (Lab D).
+    pub const MEMORY: Chapter = Chapter {
+        section: "§5",
+        title: Text::new("Memory", "显存管理"),
+    };
+    /// §6, the whole training step (Lab E).
+    pub const STEP: Chapter = Chapter {
+        section: "§6",
+        title: Text::new("The whole step", "一整步训练"),
+    };
+    /// §9, the exercises.
+    pub const EXERCISES: Chapter = Chapter {
+        section: "§9",
+        title: Text::new("Exercises", "练习"),
+    };
+}
+
+/// Whether a scene's picture walks a trace with the stepper, and which event it features:
+/// the event the window's image snapshots show it at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Featured {
+    /// No trace to step through.
+    Nothing,
+    /// A trace, featured at this event (0-based).
+    Event(usize),
+    /// A trace whose featured event the named parameter chooses (the view moves the stepper
+    /// there itself, as an export without `--step` shows it).
+    Param(&'static str),
+}
+
+impl Featured {
+    /// Whether the picture has a stepper.
+    pub fn stepped(self) -> bool {
+        self != Featured::Nothing
+    }
+
+    /// The event to move the stepper to; 0 where there is none or the view chooses it.
+    pub fn event(self) -> usize {
+        match self {
+            Featured::Event(e) => e,
+            Featured::Nothing | Featured::Param(_) => 0,
+        }
+    }
+}
+
+/// How long one run of a scene takes at the top of its parameter ranges (tests size their
+/// random cases by it; the figures are for a debug build unless said).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cost {
+    /// Milliseconds.
+    Light,
+    /// Up to a few hundred milliseconds.
+    Moderate,
+    /// About a second in release: a debug-build test caps the parameters in `caps` (name,
+    /// largest value) or skips the computation.
+    Heavy {
+        /// Parameters whose upper end makes one run take seconds in a debug build, with the
+        /// largest value a test should give them.
+        caps: &'static [(&'static str, i64)],
+    },
+    /// Heavy, and its results are times measured on this machine: they differ from run to
+    /// run, so a picture of it is compared by layout only.
+    Measured,
+    /// Reads a file its parameters name: one run per test is enough.
+    File,
+}
+
+impl Cost {
+    /// Whether a run at the top of the ranges takes about a second or more.
+    pub fn heavy(self) -> bool {
+        matches!(self, Cost::Heavy { .. } | Cost::Measured)
+    }
+
+    /// The largest value a debug-build test should give parameter `name` (`None`: its range's).
+    pub fn cap(self, name: &str) -> Option<i64> {
+        match self {
+            Cost::Heavy { caps } => caps.iter().find(|(k, _)| *k == name).map(|c| c.1),
+            _ => None,
+        }
+    }
 }
 
 /// A user's own data for a scene, as the file (or the window's editor) holds it: a JSON object
@@ -176,6 +295,17 @@ pub struct Report {
     pub params: ParamValues,
     /// The scene's result.
     pub result: serde_json::Value,
+}
+
+/// The chapters of [`scenes`], each once, in the order of their first scene.
+pub fn chapters() -> Vec<&'static Chapter> {
+    let mut out: Vec<&'static Chapter> = Vec::new();
+    for s in scenes() {
+        if !out.iter().any(|c| **c == *s.chapter) {
+            out.push(s.chapter);
+        }
+    }
+    out
 }
 
 /// Every scene warpscope computes, lab by lab in lecture order.

@@ -110,6 +110,8 @@ pub struct Entry {
     pub scene: &'static str,
     /// A fresh view state.
     make: fn() -> Box<dyn AnyView>,
+    /// The view's typed result serialised (`None`: not the type the view draws).
+    json: fn(&Output) -> Option<Result<serde_json::Value, Error>>,
 }
 
 impl Entry {
@@ -132,10 +134,20 @@ impl Entry {
     pub fn make(&self) -> Box<dyn AnyView> {
         (self.make)()
     }
+
+    /// `out` serialised as the type the view draws: `None` when `out` is not of that type (a
+    /// result the view would not draw), else what `warpscope report` prints for it.
+    pub fn json(&self, out: &Output) -> Option<Result<serde_json::Value, Error>> {
+        (self.json)(out)
+    }
 }
 
 fn make_erased<V: View>() -> Box<dyn AnyView> {
     Box::new(V::default())
+}
+
+fn json_erased<V: View>(out: &Output) -> Option<Result<serde_json::Value, Error>> {
+    downcast::<Out<V>>(out).map(warpscope_core::scene::to_json)
 }
 
 /// The registry line of view `V`.
@@ -143,6 +155,7 @@ pub const fn line<V: View>() -> Entry {
     Entry {
         scene: <V::Scene as SceneDef>::ID,
         make: make_erased::<V>,
+        json: json_erased::<V>,
     }
 }
 
@@ -208,6 +221,7 @@ impl AnyView for NoView {
 static NO_VIEW: Entry = Entry {
     scene: "",
     make: || Box::new(NoView),
+    json: |_| None,
 };
 
 /// The registry line that draws scene `id`: its own view (or, for a scene without one, a
@@ -222,14 +236,6 @@ mod tests {
 
     #[test]
     fn every_registry_line_names_a_scene_once_and_steps_only_its_own_result() {
-        // The scenes whose views walk a trace with the stepper.
-        const STEPPED: &[&str] = &[
-            "reduction",
-            "layernorm-syncs",
-            "layernorm-dgamma",
-            "softmax-warp",
-            "memory-snapshot",
-        ];
         let mut seen = std::collections::BTreeSet::new();
         let other: Output = Arc::new(0_u8);
         for e in REGISTRY {
@@ -242,13 +248,67 @@ mod tests {
             let view = e.make();
             assert_eq!(
                 view.events(&out) > 0,
-                STEPPED.contains(&e.scene),
+                scene.featured.stepped(),
                 "{}",
                 e.scene
             );
             assert_eq!(view.events(&other), 0, "{} counted another result", e.scene);
+            assert!(e.json(&other).is_none(), "{} took another result", e.scene);
         }
-        // A scene without a view of its own falls back to the generic table.
+        // A scene without a view of its own gets the stand-in.
         assert_eq!(entry("no-such-scene").scene, "");
+    }
+
+    /// The report's JSON of `scene` at `values` (and `input`), and the JSON of the typed value
+    /// the view is handed for the same run.
+    fn both(
+        scene: &'static Scene,
+        values: ParamValues,
+        input: Option<&serde_json::Value>,
+    ) -> (serde_json::Value, serde_json::Value) {
+        let report = scene
+            .report_with(values.clone(), input)
+            .expect("reports")
+            .result;
+        let out = entry(scene.id)
+            .compute(scene, values, input)
+            .expect("computes");
+        let drawn = entry(scene.id)
+            .json(&out)
+            .expect("the view's own type")
+            .expect("serialises");
+        (report, drawn)
+    }
+
+    #[test]
+    fn every_view_draws_exactly_what_the_report_prints() {
+        for scene in warpscope_core::scene::scenes() {
+            if scene.cost == warpscope_core::scene::Cost::Measured {
+                // Times measured on this machine differ between two runs: the same run's
+                // value is compared through both paths instead.
+                let out = scene.compute(scene.defaults(), None).expect("computes");
+                let drawn = entry(scene.id)
+                    .json(&out.shared())
+                    .expect("the view's own type");
+                assert_eq!(
+                    drawn.expect("serialises"),
+                    out.to_json().expect("serialises"),
+                    "{}",
+                    scene.id
+                );
+                continue;
+            }
+            let (report, drawn) = both(scene, scene.defaults(), None);
+            assert_eq!(report, drawn, "{}", scene.id);
+            let Some(spec) = scene.input else { continue };
+            let mut v = scene.defaults();
+            for (name, value) in spec.example_params {
+                v.set(scene.params, name, value).expect("an example value");
+            }
+            let input: serde_json::Value =
+                serde_json::from_str(spec.example).expect("the example parses");
+            let (report, drawn) = both(scene, v, Some(&input));
+            assert_eq!(report, drawn, "{} on its example input", scene.id);
+        }
     }
 }

@@ -50,8 +50,8 @@ use serde::Serialize;
 use crate::Error;
 use crate::cost::{self, KernelCost};
 use crate::device::{DEVICE_IDS, Device, device};
-use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::params::{ParamSpec, ParamValues, check_int};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// Storage dtypes of the tensors.
 pub const DTYPES: &[&str] = &["f16", "bf16", "f32"];
@@ -112,6 +112,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<BytesScene>(),
     input: None,
+    chapter: &Chapter::LAYERNORM,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.
@@ -148,16 +151,8 @@ impl BytesParams {
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
     pub fn validate(&self) -> Result<(), Error> {
-        if !(1..=1 << 20).contains(&self.tokens) {
-            return Err(Error::invalid(
-                "tokens",
-                self.tokens,
-                "expected 1..=1048576",
-            ));
-        }
-        if !(1..=1 << 16).contains(&self.hidden) {
-            return Err(Error::invalid("hidden", self.hidden, "expected 1..=65536"));
-        }
+        check_int(PARAMS, "tokens", self.tokens)?;
+        check_int(PARAMS, "hidden", self.hidden)?;
         self.elem_bytes()?;
         device(&self.device)?;
         Ok(())

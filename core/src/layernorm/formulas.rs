@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use super::{Dtype, STORAGE_DTYPES, backward_row, check_elements, normals, reference_row};
 use crate::Error;
-use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::params::{ParamSpec, ParamValues, check_int};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("rows", "rows (tokens)", "行数（token）", 1, 4096, 8).log(),
@@ -95,6 +95,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<FormulasScene>(),
     input: Some(&super::input::INPUT),
+    chapter: &Chapter::LAYERNORM,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.
@@ -131,12 +134,8 @@ impl FormulasParams {
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
     pub fn validate(&self) -> Result<(), Error> {
-        if !(1..=4096).contains(&self.rows) {
-            return Err(Error::invalid("rows", self.rows, "expected 1..=4096"));
-        }
-        if !(2..=8192).contains(&self.cols) {
-            return Err(Error::invalid("cols", self.cols, "expected 2..=8192"));
-        }
+        check_int(PARAMS, "rows", self.rows)?;
+        check_int(PARAMS, "cols", self.cols)?;
         // ≈ 12 f64 arrays of rows × cols.
         check_elements(self.rows as u64, self.cols as u64, 96)
     }

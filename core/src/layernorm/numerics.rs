@@ -23,8 +23,8 @@ use serde::Serialize;
 use super::{Dtype, EPS, backward_row, check_elements, normals, reference_row};
 use crate::Error;
 use crate::error::{Expected, fmt_real};
-use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::params::{ParamSpec, ParamValues, check_int};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// The means swept by default: 1 … 10⁴, half-decade steps.
 pub const DEFAULT_MEANS: &str = "1,3,10,30,100,300,1000,3000,10000";
@@ -79,6 +79,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<ErrorScene>(),
     input: None,
+    chapter: &Chapter::LAYERNORM,
+    featured: Featured::Nothing,
+    cost: Cost::Moderate,
 };
 
 /// Validated parameters.
@@ -184,12 +187,8 @@ impl ErrorParams {
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
     pub fn validate(&self) -> Result<(), Error> {
-        if !(2..=8192).contains(&self.cols) {
-            return Err(Error::invalid("cols", self.cols, "expected 2..=8192"));
-        }
-        if !(1..=1024).contains(&self.rows) {
-            return Err(Error::invalid("rows", self.rows, "expected 1..=1024"));
-        }
+        check_int(PARAMS, "cols", self.cols)?;
+        check_int(PARAMS, "rows", self.rows)?;
         if self.dtype == Dtype::F64 {
             return Err(Error::invalid("dtype", "f64", "expected f32 or f16"));
         }

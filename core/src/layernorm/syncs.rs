@@ -25,9 +25,9 @@ use serde::Serialize;
 use super::formulas::inputs;
 use super::{EPS, reference_row};
 use crate::Error;
-use crate::params::{ParamSpec, ParamValues};
+use crate::params::{ParamSpec, ParamValues, check_int};
 use crate::reduction::block_reduce;
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::simt::trace::TraceSummary;
 use crate::simt::{Block, BlockShape, Mask, Trace};
 
@@ -75,6 +75,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<SyncsScene>(),
     input: None,
+    chapter: &Chapter::LAYERNORM,
+    featured: Featured::Event(8),
+    cost: Cost::Moderate,
 };
 
 /// Validated parameters.
@@ -108,17 +111,13 @@ impl SyncsParams {
         Ok(p)
     }
 
-    /// Range checks.
+    /// Range checks: the specs' ranges ([`check_int`]), and whole warps per block.
     ///
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
     pub fn validate(&self) -> Result<(), Error> {
-        if !(1..=64).contains(&self.rows) {
-            return Err(Error::invalid("rows", self.rows, "expected 1..=64"));
-        }
-        if !(2..=4096).contains(&self.cols) {
-            return Err(Error::invalid("cols", self.cols, "expected 2..=4096"));
-        }
+        check_int(PARAMS, "rows", self.rows)?;
+        check_int(PARAMS, "cols", self.cols)?;
         if !(32..=1024).contains(&self.block) || !self.block.is_multiple_of(WARP) {
             return Err(Error::invalid(
                 "block",

@@ -19,7 +19,7 @@ use super::frames::frame_line;
 use super::snapshot::{self, BlockState, Snapshot};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::text::Text;
 
 /// Most frame groups listed; the rest are summed into one row.
@@ -69,6 +69,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<DiffScene>(),
     input: None,
+    chapter: &Chapter::MEMORY,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// A segment of one file only.

@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::{DTYPES, Dtype, MIB, mib};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// The size class of a temporary: a multiple of BLH (a `[B, L, H]` tensor) or of BL²N (one
 /// `[B, N, L, L]` score tensor).
@@ -449,6 +449,9 @@ pub const SCENE: Scene = Scene {
     params: SHAPE_PARAMS,
     run: erase::<LifetimesScene>(),
     input: None,
+    chapter: &Chapter::MEMORY,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// A temporary at this shape.

@@ -13,7 +13,7 @@ use super::lifetimes::{self, AttentionShape, shape_params};
 use super::{DTYPES, mib};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{InputSpec, Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, InputSpec, Scene, SceneDef, erase};
 
 /// A tensor to place: its size and lifetime (steps are inclusive, 1-based or any ordered ints).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -209,6 +209,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<PlanScene>(),
     input: Some(&INPUT),
+    chapter: &Chapter::MEMORY,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Plans self-attention backward's temporaries at shape `s` (the arena by creation order).

@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::{backward_row, check_range, int_in, softmax_f32, softmax_f64};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// Longest row: one explicit Jacobian is 8·L² bytes in f64 plus 4·L² in f32 (48 MiB at 2048).
 pub const MAX_LEN: u64 = 2048;
@@ -74,6 +74,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<FormulaScene>(),
     input: Some(&super::input::INPUT),
+    chapter: &Chapter::SOFTMAX,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.

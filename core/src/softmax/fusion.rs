@@ -39,7 +39,7 @@ use crate::Error;
 use crate::cost::{self, KernelCost};
 use crate::device::{self, DEVICE_IDS};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// Bytes per dropout-mask element (uint8).
 pub const MASK_BYTES: u32 = 1;
@@ -98,6 +98,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<FusionScene>(),
     input: None,
+    chapter: &Chapter::SOFTMAX,
+    featured: Featured::Nothing,
+    cost: Cost::Moderate,
 };
 
 /// Validated parameters.

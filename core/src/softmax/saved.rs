@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::{DTYPES, Dtype, check_range, int_in};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// Bytes of a kept RNG seed (one u64).
 pub const SEED_BYTES: u64 = 8;
@@ -70,6 +70,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<SavedScene>(),
     input: None,
+    chapter: &Chapter::SOFTMAX,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.

@@ -38,7 +38,7 @@ use crate::Error;
 use crate::device::{self, DEVICE_IDS, Device};
 use crate::params::{ParamSpec, ParamValues};
 use crate::reduction::warp_sum;
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::simt::shuffle::ShuffleMode;
 use crate::simt::trace::TraceSummary;
 use crate::simt::{Block, BlockShape, Mask, Trace};
@@ -87,6 +87,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<WarpScene>(),
     input: None,
+    chapter: &Chapter::SOFTMAX,
+    featured: Featured::Event(4),
+    cost: Cost::Moderate,
 };
 
 /// Validated parameters.

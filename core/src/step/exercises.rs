@@ -34,7 +34,7 @@ use crate::memory::lifetimes::{
 };
 use crate::memory::{Dtype as MemDtype, mib};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::softmax::{Exercise1, exercise1};
 use crate::trainer::fp16::{Fp16Update, fp16_stored_update};
 use crate::trainer::workspace::{
@@ -73,6 +73,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<ExercisesScene>(),
     input: None,
+    chapter: &Chapter::EXERCISES,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// One exercise.

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 use super::workspace::{TrainerScheme, trainer_stages};
 
@@ -376,6 +376,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<CensusScene>(),
     input: None,
+    chapter: &Chapter::TRAINER,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 use super::adam::{AdamConfig, adam_f32};
 use super::census::{MODEL_IDS, model, total_parameters};
@@ -77,6 +77,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<TimingScene>(),
     input: None,
+    chapter: &Chapter::TRAINER,
+    featured: Featured::Nothing,
+    cost: Cost::Measured,
 };
 
 /// Parameters of `model` with every dimension ÷ `shrink` (rounded up); `None` for an unknown

@@ -44,8 +44,8 @@ use serde::Serialize;
 
 use super::normals;
 use crate::Error;
-use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::params::{ParamSpec, ParamValues, check_int};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::simt::trace::TraceSummary;
 use crate::simt::{EventKind, Trace};
 
@@ -138,6 +138,11 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<DgammaScene>(),
     input: None,
+    chapter: &Chapter::LAYERNORM,
+    featured: Featured::Event(40),
+    cost: Cost::Heavy {
+        caps: &[("rows", 1 << 13), ("cols", 1 << 12), ("segments", 1 << 10)],
+    },
 };
 
 /// Validated parameters.
@@ -183,9 +188,6 @@ impl DgammaParams {
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
     pub fn validate(&self) -> Result<(), Error> {
-        if self.rows < 32 {
-            return Err(Error::invalid("rows", self.rows, "expected 32..=262144"));
-        }
         if self.rows > MAX_ROWS {
             return Err(Error::invalid(
                 "rows",
@@ -197,9 +199,8 @@ impl DgammaParams {
                 ),
             ));
         }
-        if !(1..=1 << 16).contains(&self.cols) {
-            return Err(Error::invalid("cols", self.cols, "expected 1..=65536"));
-        }
+        check_int(PARAMS, "rows", self.rows)?;
+        check_int(PARAMS, "cols", self.cols)?;
         if !SCHEMES.contains(&self.scheme.as_str()) {
             return Err(Error::invalid(
                 "scheme",
@@ -207,20 +208,9 @@ impl DgammaParams {
                 format!("expected one of {}", SCHEMES.join(", ")),
             ));
         }
-        if self.pad > 8 {
-            return Err(Error::invalid("pad", self.pad, "expected 0..=8"));
-        }
-        if !(1..=1 << 16).contains(&self.segments) {
-            return Err(Error::invalid(
-                "segments",
-                self.segments,
-                "expected 1..=65536",
-            ));
-        }
-        if !(2..=64).contains(&self.orders) {
-            return Err(Error::invalid("orders", self.orders, "expected 2..=64"));
-        }
-        Ok(())
+        check_int(PARAMS, "pad", self.pad)?;
+        check_int(PARAMS, "segments", self.segments)?;
+        check_int(PARAMS, "orders", self.orders)
     }
 }
 

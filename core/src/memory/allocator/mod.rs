@@ -28,7 +28,7 @@ use serde::Serialize;
 use super::mib;
 use crate::Error;
 use crate::params::ParamValues;
-use crate::scene::{InputSpec, Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, InputSpec, Scene, SceneDef, erase};
 
 pub use super::caching::{
     Allocation, BlockView, CachingAllocator, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC,
@@ -104,6 +104,11 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<AllocatorScene>(),
     input: Some(&INPUT),
+    chapter: &Chapter::MEMORY,
+    featured: Featured::Nothing,
+    cost: Cost::Heavy {
+        caps: &[("batches", 20), ("layers", 4)],
+    },
 };
 
 /// What the scene takes from a file: an allocation trace.

@@ -66,7 +66,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 pub use action::Action;
 pub use history::{History, StateAt, StateBlock, StateSegment};
@@ -170,6 +170,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<SnapshotScene>(),
     input: None,
+    chapter: &Chapter::MEMORY,
+    featured: Featured::Param("event"),
+    cost: Cost::File,
 };
 
 /// A block's state.

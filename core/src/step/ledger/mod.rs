@@ -70,7 +70,7 @@ use serde::Serialize;
 use crate::Error;
 use crate::device::{DEVICE_IDS, device};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::trainer::census::{Family, ModelSpec, model};
 use crate::trainer::workspace::TrainerLedger;
 
@@ -172,6 +172,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<StepScene>(),
     input: None,
+    chapter: &Chapter::STEP,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.

@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 pub use experiment::{
     GammaRun, MeanErrors, SampleTrajectory, TrajectoryStep, gamma_experiment, targets,
@@ -98,6 +98,11 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<Fp16Scene>(),
     input: None,
+    chapter: &Chapter::TRAINER,
+    featured: Featured::Nothing,
+    cost: Cost::Heavy {
+        caps: &[("count", 20_000), ("steps", 200)],
+    },
 };
 
 /// Validated parameters.

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{InputSpec, Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, InputSpec, Scene, SceneDef, erase};
 use crate::text::Text;
 
 pub use format::Format;
@@ -104,6 +104,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<AdamScene>(),
     input: Some(&INPUT),
+    chapter: &Chapter::TRAINER,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// The precision the parameters choose.

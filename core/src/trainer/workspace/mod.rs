@@ -33,7 +33,7 @@ use serde::Serialize;
 use crate::Error;
 use crate::device::{DEVICE_IDS, device};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, SceneDef, erase};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 use super::adam::AdamConfig;
 use super::census::{MODEL_IDS, ParamTensor, model, total_parameters};
@@ -106,6 +106,9 @@ pub const SCENE: Scene = Scene {
     params: PARAMS,
     run: erase::<WorkspaceScene>(),
     input: None,
+    chapter: &Chapter::TRAINER,
+    featured: Featured::Nothing,
+    cost: Cost::Heavy { caps: &[] },
 };
 
 /// Validated parameters.

@@ -446,6 +446,36 @@ mod tests {
     }
 
     #[test]
+    fn facts_name_the_scenes_own_parameters_and_chapters_keep_lecture_order() {
+        for s in scenes() {
+            if let Featured::Param(name) = s.featured {
+                assert!(s.params.iter().any(|p| p.name == name), "{}: {name}", s.id);
+            }
+            if let Cost::Heavy { caps } = s.cost {
+                for (name, cap) in caps {
+                    let spec = s.params.iter().find(|p| p.name == *name);
+                    let range = spec.and_then(|p| p.int_range(&s.defaults()));
+                    assert!(
+                        range.is_some_and(|(lo, hi)| (lo..=hi).contains(cap)),
+                        "{}: cap {name} = {cap}",
+                        s.id
+                    );
+                }
+            }
+        }
+        let sections: Vec<&str> = chapters().iter().map(|c| c.section).collect();
+        assert_eq!(
+            sections,
+            ["Foundations", "§2", "§3", "§4", "§5", "§6", "§9"]
+        );
+        // A chapter's scenes are consecutive in the registry, so grouping keeps their order.
+        let order: Vec<&str> = scenes().map(|s| s.chapter.section).collect();
+        let mut runs = order.clone();
+        runs.dedup();
+        assert_eq!(runs, sections);
+    }
+
+    #[test]
     fn every_scene_runs_at_its_defaults_and_ids_are_unique() {
         let mut ids = std::collections::HashSet::new();
         for s in scenes() {

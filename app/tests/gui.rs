@@ -84,16 +84,17 @@ fn invalid_parameter_shows_the_message_and_keeps_the_result() {
 }
 
 #[test]
-fn navigator_lists_unbuilt_scenes_honestly() {
+fn navigator_lists_every_scene_under_its_chapter() {
     let mut h = harness("banks");
     h.run();
     h.get_by_label_contains("worst conflict degree");
     h.get_by_label_contains("32-way");
-    for id in warpscope::gui::CHAPTERS.iter().flat_map(|c| c.3.iter()) {
-        if warpscope_core::scene::find(id).is_err() {
-            h.get_by_label(&format!("{id} (not built yet)"));
+    for c in warpscope_core::scene::chapters() {
+        if c.section != "Foundations" {
+            h.get_by_label(&format!("{} {}", c.section, c.title.en));
         }
     }
+    h.get_by_label("Start here: the warp-level model (§2.2, §2.4)");
 }
 
 /// Whether a wgpu adapter exists; in CI its absence is a failure, elsewhere a skip.
@@ -593,37 +594,30 @@ fn snapshot_timeline_scrubs_and_zooms_event_by_event() {
 // Image snapshots of every scene, from the scene registry: the window's default size in the
 // dark theme, slides in both languages, and the small window in the other theme/language pairs.
 
-/// The event each stepped scene is shown at: mid-butterfly for the reductions, the padded
-/// tile's first load for ∇γ; 0 for the rest.
-fn featured_event(scene: &str) -> usize {
-    match scene {
-        "reduction" => 6,
-        "softmax-warp" => 4,
-        "layernorm-syncs" => 8,
-        "layernorm-dgamma" => 40,
-        _ => 0,
-    }
+/// Whether `scene`'s results are times measured on this CPU: its digits change from run to run
+/// (even which explanation applies), so only its layout is compared.
+fn measured(scene: &str) -> bool {
+    warpscope_core::scene::find(scene)
+        .is_ok_and(|s| s.cost == warpscope_core::scene::Cost::Measured)
 }
 
-/// How far a snapshot may differ: trainer-timing shows times measured on this CPU, so its
-/// digits change from run to run and only its layout is compared.
+/// How far a snapshot may differ: a measured scene's digits change from run to run.
 fn tolerance(scene: &str) -> egui_kittest::SnapshotOptions {
-    if scene == "trainer-timing" {
+    if measured(scene) {
         egui_kittest::SnapshotOptions::new().max_failed_pixels(20_000)
     } else {
         egui_kittest::SnapshotOptions::default()
     }
 }
 
-/// What a snapshot leaves out: trainer-timing's bars and sentences are times measured on this
-/// CPU, so below its headline they change from run to run (even which explanation applies);
-/// that part is masked and the window around it compared.
+/// What a snapshot leaves out: a measured scene's chart and sentences below its headline; that
+/// part is masked and the window around it compared.
 fn measured_area(
     h: &Harness<'_, WarpscopeApp>,
     scene: &str,
     size: (f32, f32),
 ) -> Option<egui::Rect> {
-    if scene != "trainer-timing" {
+    if !measured(scene) {
         return None;
     }
     let chart = h
@@ -661,7 +655,7 @@ fn snapshot_every_scene(
             .wgpu()
             .build_ui_state(|ui, app: &mut WarpscopeApp| app.show(ui), app);
         h.run();
-        let step = featured_event(scene.id);
+        let step = scene.featured.event();
         if click {
             for _ in 0..step {
                 h.get_by_label("Step event >").click();

@@ -52,7 +52,7 @@ fn every_scene_has_a_picture_of_its_own() {
         assert_eq!(
             warpscope::views::entry(s.id).scene,
             s.id,
-            "{} falls back to the generic table",
+            "{} has no view of its own",
             s.id
         );
     }

@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::Error;
 use crate::input::{expr, json};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{InputSpec, Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, InputSpec, Scene, SceneDef, erase};
 use crate::simt::shared::{BankConfig, SharedCost};
 
 /// Lanes per warp request in this scene.
@@ -57,9 +57,25 @@ const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
+/// The scene's typed definition (`banks`).
+pub struct BanksScene;
+
+impl SceneDef for BanksScene {
+    const ID: &'static str = "banks";
+    type Output = BanksOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&BanksParams::from_values(v)?)
+    }
+
+    fn run_input(v: &ParamValues, input: &serde_json::Value) -> Result<Self::Output, Error> {
+        run_input(input, &BanksParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "banks",
+    id: BanksScene::ID,
     section: "§2.4",
     title: Text::new(
         "Bank playground: shared-memory conflicts",
@@ -70,8 +86,11 @@ pub const SCENE: Scene = Scene {
         "每次线程束请求落在哪些 bank 上，要花多少轮。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&BanksParams::from_values(v)?)?),
+    run: erase::<BanksScene>(),
     input: Some(&INPUT),
+    chapter: &Chapter::FOUNDATIONS,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Largest byte address an input may give (shared memory is a 32-bit space; a block has far
@@ -93,7 +112,6 @@ pub const INPUT: InputSpec = InputSpec {
     example_params: &[],
     params: &["elem_bytes"],
     example: r#"{"expression": "(lane * 33 + 5) * 4", "elem_bytes": 4}"#,
-    run: |v, input| to_json(&run_input(input, &BanksParams::from_values(v)?)?),
 };
 
 /// Reads the input's 32 byte addresses and element size (`p.elem_bytes` when it has none).

@@ -549,6 +549,28 @@ impl ParamValues {
     }
 }
 
+/// Checks the integer `value` of parameter `name` against its spec in `specs`: typed
+/// parameters built in code (not read from [`ParamValues`]) are held to the range the spec
+/// declares, so each range is written once, in its spec.
+///
+/// # Errors
+/// [`Error::InvalidParam`] naming the parameter and the spec's range (also for a value past
+/// `i64`); for a name `specs` lacks, naming the ones it has.
+pub fn check_int<T: TryInto<i64> + std::fmt::Display + Copy>(
+    specs: &[ParamSpec],
+    name: &str,
+    value: T,
+) -> Result<(), Error> {
+    let spec = specs
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| Error::invalid(name, value, unknown(specs)))?;
+    match value.try_into() {
+        Ok(v) => spec.check(&ParamValue::Int(v)),
+        Err(_) => Err(Error::invalid(name, value, spec.expected())),
+    }
+}
+
 /// The refusal of a key `specs` has no parameter for.
 fn unknown(specs: &[ParamSpec]) -> Expected {
     Expected::Unknown {

@@ -29,8 +29,8 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::input::json;
-use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{InputSpec, Scene, to_json};
+use crate::params::{ParamSpec, ParamValues, check_int};
+use crate::scene::{Chapter, Cost, Featured, InputSpec, Scene, SceneDef, erase};
 use crate::simt::shuffle::ShuffleMode;
 use crate::simt::trace::TraceSummary;
 use crate::simt::{Block, BlockShape, Mask, Trace};
@@ -125,9 +125,26 @@ const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
+/// The scene's typed definition (`reduction`).
+pub struct ReductionScene;
+
+impl SceneDef for ReductionScene {
+    const ID: &'static str = "reduction";
+    type Output = ReductionOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&ReductionParams::from_values(v)?)
+    }
+
+    fn run_input(v: &ParamValues, input: &serde_json::Value) -> Result<Self::Output, Error> {
+        let p = ReductionParams::from_values(v)?;
+        run_on(&p, read_values(input, p.threads)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "reduction",
+    id: ReductionScene::ID,
     section: "§2.2",
     title: Text::new(
         "Reductions: warp butterfly and block reduction",
@@ -138,8 +155,11 @@ pub const SCENE: Scene = Scene {
         "K 个值一起归约只要一对栅栏；一个接一个归约要 K 对。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&ReductionParams::from_values(v)?)?),
+    run: erase::<ReductionScene>(),
     input: Some(&INPUT),
+    chapter: &Chapter::FOUNDATIONS,
+    featured: Featured::Event(6),
+    cost: Cost::Light,
 };
 
 /// The scene's input: the values each thread holds.
@@ -152,10 +172,6 @@ pub const INPUT: InputSpec = InputSpec {
     example_params: &[("threads", "8")],
     params: &["threads", "warp", "op"],
     example: r#"{"values": [-3, -1.5, -2, -0.5, -4, -2.5, -1, -3.5]}"#,
-    run: |v, input| {
-        let p = ReductionParams::from_values(v)?;
-        to_json(&run_on(&p, read_values(input, p.threads)?)?)
-    },
 };
 
 /// Reads `{values: […] | [[…], …]}`: K sets of `threads` f32 values.
@@ -267,10 +283,7 @@ impl ReductionParams {
                 ),
             ));
         }
-        if !(1..=8).contains(&self.values) {
-            return Err(Error::invalid("values", self.values, "expected 1..=8"));
-        }
-        Ok(())
+        check_int(PARAMS, "values", self.values)
     }
 }
 

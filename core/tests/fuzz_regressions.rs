@@ -34,18 +34,11 @@ fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
         .collect()
 }
 
-/// Scenes whose computation at the top of their ranges takes about a second in release: the
-/// debug-build replay parses their assignments but skips the computation (the property tests
-/// run them with capped sizes; the fuzzers ran them in full).
+/// Scenes light enough to compute at the top of their ranges in a debug build: the replay
+/// parses every assignment but computes only these (the property tests run the heavy ones with
+/// capped sizes; the fuzzers ran them in full).
 fn cheap(s: &Scene) -> bool {
-    !matches!(
-        s.id,
-        "layernorm-dgamma"
-            | "trainer-timing"
-            | "trainer-workspace"
-            | "trainer-fp16"
-            | "memory-allocator"
-    )
+    !s.cost.heavy()
 }
 
 fn replay(target: &str, f: impl Fn(&[u8])) {

@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use warpscope_core::Error;
 use warpscope_core::params::{ParamKind, ParamSpec, ParamValue, ParamValues};
-use warpscope_core::scene::{self, Scene};
+use warpscope_core::scene::{self, Cost, Scene};
 
 // ---------------------------------------------------------------------------------------------
 // Every scene over its parameter space.
@@ -171,21 +171,15 @@ fn allowed_non_finite(scene: &str, path: &str) -> bool {
         .any(|(s, frag, _)| *s == scene && path.contains(frag))
 }
 
-/// How hard to push each scene: cases, and caps on parameters whose upper end makes one run
-/// take seconds in a debug build (the ranges themselves are validated in core; see the report).
-fn budget(id: &str) -> (u32, &'static [(&'static str, i64)]) {
-    match id {
-        // Every case at the top of its ranges runs ~1 s in release (a 32 × 2¹⁸ tile simulated).
-        "layernorm-dgamma" => (
-            6,
-            &[("rows", 1 << 13), ("cols", 1 << 12), ("segments", 1 << 10)],
-        ),
-        "trainer-timing" | "trainer-workspace" => (3, &[]),
-        "trainer-fp16" => (4, &[("count", 20_000), ("steps", 200)]),
-        "memory-allocator" => (4, &[("batches", 20), ("layers", 4)]),
-        "memory-snapshot" => (1, &[]),
-        "layernorm-syncs" | "layernorm-error" | "softmax-fusion" | "softmax-warp" => (8, &[]),
-        _ => (16, &[]),
+/// How many random cases a scene of cost `c` gets (the caps on parameters whose upper end
+/// makes one run take seconds in a debug build are the scene's own: [`Cost::cap`]).
+fn cases(c: Cost) -> u32 {
+    match c {
+        Cost::Light => 16,
+        Cost::Moderate => 8,
+        Cost::Heavy { .. } => 4,
+        Cost::Measured => 3,
+        Cost::File => 1,
     }
 }
 
@@ -224,7 +218,7 @@ fn value_in(spec: &ParamSpec, r: u64, cap: Option<i64>) -> ParamValue {
 }
 
 fn check_scene(s: &Scene) {
-    let (cases, caps) = budget(s.id);
+    let cases = cases(s.cost);
     let mut runner = TestRunner::new(Config {
         cases,
         failure_persistence: None,
@@ -235,7 +229,7 @@ fn check_scene(s: &Scene) {
         .run(&proptest::collection::vec(any::<u64>(), n), |raw| {
             let mut values = ParamValues::defaults(s.params);
             for (spec, r) in s.params.iter().zip(&raw) {
-                let cap = caps.iter().find(|(k, _)| *k == spec.name).map(|c| c.1);
+                let cap = s.cost.cap(spec.name);
                 values
                     .0
                     .insert(spec.name.to_owned(), value_in(spec, *r, cap));

@@ -24,59 +24,6 @@ pub use self::errors::{ErrorEntry, error_zh, expected_zh};
 use crate::i18n::tr;
 use crate::trf;
 
-/// The lecture's chapters as the navigator shows them, with the scenes each will hold.
-/// Ids not in the registry yet are listed as "not built yet".
-pub const CHAPTERS: &[(&str, &str, &str, &[&str])] = &[
-    (
-        "Foundations",
-        "warp-level model",
-        "线程束模型",
-        &["reduction", "banks"],
-    ),
-    (
-        "§2",
-        "LayerNorm backward",
-        "LayerNorm 反向",
-        &[
-            "layernorm-formulas",
-            "layernorm-syncs",
-            "layernorm-bytes",
-            "layernorm-error",
-            "layernorm-dgamma",
-        ],
-    ),
-    (
-        "§3",
-        "Softmax backward",
-        "softmax 反向",
-        &[
-            "softmax-formula",
-            "softmax-warp",
-            "softmax-fusion",
-            "softmax-saved",
-        ],
-    ),
-    (
-        "§4",
-        "Mixed-precision trainer",
-        "混合精度训练器",
-        &["trainer-census", "trainer-workspace", "trainer-fp16"],
-    ),
-    (
-        "§5",
-        "Memory",
-        "显存管理",
-        &[
-            "memory-lifetimes",
-            "memory-plan",
-            "memory-allocator",
-            "memory-snapshot",
-        ],
-    ),
-    ("§6", "The whole step", "一整步训练", &["step-ledger"]),
-    ("§9", "Exercises", "练习", &["exercises"]),
-];
-
 /// When `main` started (see [`mark_process_start`]).
 static PROCESS_START: OnceLock<Instant> = OnceLock::new();
 
@@ -598,60 +545,36 @@ impl WarpscopeApp {
     }
 
     fn navigator(&mut self, ui: &mut egui::Ui) {
-        for (section, title, title_zh, ids) in CHAPTERS {
-            let title = if self.zh { title_zh } else { title };
-            let heading = if *section == "Foundations" {
+        for chapter in registry::chapters() {
+            let title = chapter.title.get(self.zh);
+            let scenes: Vec<&'static registry::Scene> = registry::scenes()
+                .filter(|s| s.chapter == chapter)
+                .collect();
+            let heading = if *chapter == registry::Chapter::FOUNDATIONS {
                 // The first chapter has no § of its own: it names its scenes' sections and
                 // invites a first-time user in.
-                let sections: Vec<&str> = ids
-                    .iter()
-                    .filter_map(|id| registry::find(id).ok().map(|s| s.section))
-                    .collect();
+                let sections: Vec<&str> = scenes.iter().map(|s| s.section).collect();
                 if self.zh {
                     format!("从这里开始：{title}（{}）", sections.join("、"))
                 } else {
                     format!("Start here: the {title} ({})", sections.join(", "))
                 }
             } else {
-                format!("{section} {title}")
+                format!("{} {title}", chapter.section)
             };
             ui.label(egui::RichText::new(heading).strong());
-            let extra: Vec<&'static str> = registry::scenes()
-                .filter(|s| {
-                    s.section.starts_with(section)
-                        && !ids.contains(&s.id)
-                        && !CHAPTERS.iter().any(|c| c.3.contains(&s.id))
-                })
-                .map(|s| s.id)
-                .collect();
-            for id in ids.iter().copied().chain(extra) {
-                match registry::find(id) {
-                    Ok(s) => {
-                        if ui
-                            .add(
-                                egui::Button::selectable(
-                                    self.selected == s.id,
-                                    nav_label(s, self.zh),
-                                )
-                                .wrap(),
-                            )
-                            .on_hover_text(format!("{} — {}", s.id, s.title.get(self.zh)))
-                            .clicked()
-                        {
-                            self.selected = s.id;
-                            // A "saved …" note belongs to the scene it was written from.
-                            self.export_message = None;
-                        }
-                    }
-                    Err(_) => {
-                        ui.add_enabled(
-                            false,
-                            egui::Button::selectable(
-                                false,
-                                trf!(ui, "{id} (not built yet)", "{id}（还没做好）"),
-                            ),
-                        );
-                    }
+            for s in scenes {
+                if ui
+                    .add(
+                        egui::Button::selectable(self.selected == s.id, nav_label(s, self.zh))
+                            .wrap(),
+                    )
+                    .on_hover_text(format!("{} — {}", s.id, s.title.get(self.zh)))
+                    .clicked()
+                {
+                    self.selected = s.id;
+                    // A "saved …" note belongs to the scene it was written from.
+                    self.export_message = None;
                 }
             }
             ui.add_space(6.0);

@@ -13,7 +13,7 @@ use warpscope_core::params::ParamValues;
 
 use super::SceneState;
 use crate::i18n::tr;
-use crate::views::memory::snapshot_timeline::SnapshotRun;
+use warpscope_core::torch::snapshot::SnapshotRun;
 
 /// The scene a snapshot opens in.
 pub const SCENE: &str = "memory-snapshot";

@@ -4,11 +4,8 @@ use warpscope_core::banks::BanksOutput;
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets;
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 
 /// The `banks` view and its state.
 #[derive(Debug, Clone, Default)]
@@ -18,25 +15,9 @@ pub struct BanksView {
 }
 
 impl View for BanksView {
-    const SCENE: &'static str = "banks";
-    type Output = warpscope_core::banks::BanksOutput;
+    type Scene = warpscope_core::banks::BanksScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::banks::run(&warpscope_core::banks::BanksParams::from_values(values)?)
-    }
-
-    fn compute_input(
-        _scene: &'static Scene,
-        values: &ParamValues,
-        input: &serde_json::Value,
-    ) -> Result<Self::Output, Error> {
-        warpscope_core::banks::run_input(
-            input,
-            &warpscope_core::banks::BanksParams::from_values(values)?,
-        )
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out, self);
     }
 }

@@ -2,16 +2,13 @@
 //! identity in the empty lanes gives, then the chosen run stepped event by event in the shared
 //! trace view.
 
-use warpscope_core::reduction::{ReduceOp, ReductionOutput, ReductionParams};
+use warpscope_core::reduction::{ReduceOp, ReductionOutput};
 use warpscope_core::simt::Trace;
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets;
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 
 /// The `reduction` view and its state.
 #[derive(Debug, Clone, Default)]
@@ -21,30 +18,13 @@ pub struct ReductionView {
 }
 
 impl View for ReductionView {
-    const SCENE: &'static str = "reduction";
-    type Output = warpscope_core::reduction::ReductionOutput;
+    type Scene = warpscope_core::reduction::ReductionScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::reduction::run(&warpscope_core::reduction::ReductionParams::from_values(
-            values,
-        )?)
-    }
-
-    fn compute_input(
-        _scene: &'static Scene,
-        values: &ParamValues,
-        input: &serde_json::Value,
-    ) -> Result<Self::Output, Error> {
-        let p = ReductionParams::from_values(values)?;
-        let sets = warpscope_core::reduction::read_values(input, p.threads)?;
-        warpscope_core::reduction::run_on(&p, sets)
-    }
-
-    fn events(&self, out: &Self::Output) -> usize {
+    fn events(&self, out: &Out<Self>) -> usize {
         trace_of(out, self).timeline().len()
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>) {
         draw(ui, out, self, cx);
     }
 }

@@ -50,8 +50,8 @@ use serde::Serialize;
 use crate::Error;
 use crate::cost::{self, KernelCost};
 use crate::device::{DEVICE_IDS, Device, device};
-use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::params::{ParamSpec, ParamValues, check_int};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// Storage dtypes of the tensors.
 pub const DTYPES: &[&str] = &["f16", "bf16", "f32"];
@@ -85,9 +85,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("device", "device", "设备", DEVICE_IDS, "a100"),
 ];
 
+/// The scene's typed definition (`layernorm-bytes`).
+pub struct BytesScene;
+
+impl SceneDef for BytesScene {
+    const ID: &'static str = "layernorm-bytes";
+    type Output = BytesOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&BytesParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "layernorm-bytes",
+    id: BytesScene::ID,
     section: "§2.2",
     title: Text::new(
         "LayerNorm backward: bytes and launches, autograd-style vs fused",
@@ -98,8 +110,11 @@ pub const SCENE: Scene = Scene {
         "两个版本逐个内核的显存读写账和模型时间。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&BytesParams::from_values(v)?)?),
+    run: erase::<BytesScene>(),
     input: None,
+    chapter: &Chapter::LAYERNORM,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.
@@ -136,16 +151,8 @@ impl BytesParams {
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
     pub fn validate(&self) -> Result<(), Error> {
-        if !(1..=1 << 20).contains(&self.tokens) {
-            return Err(Error::invalid(
-                "tokens",
-                self.tokens,
-                "expected 1..=1048576",
-            ));
-        }
-        if !(1..=1 << 16).contains(&self.hidden) {
-            return Err(Error::invalid("hidden", self.hidden, "expected 1..=65536"));
-        }
+        check_int(PARAMS, "tokens", self.tokens)?;
+        check_int(PARAMS, "hidden", self.hidden)?;
         self.elem_bytes()?;
         device(&self.device)?;
         Ok(())

@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use super::{Dtype, STORAGE_DTYPES, backward_row, check_elements, normals, reference_row};
 use crate::Error;
-use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::params::{ParamSpec, ParamValues, check_int};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("rows", "rows (tokens)", "行数（token）", 1, 4096, 8).log(),
@@ -49,9 +49,40 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];
 
+/// `layernorm-formulas`' result: the generated comparison, or the user's rows. Serialises as
+/// the variant's own value (the report's `result` has no tag).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum FormulasResult {
+    /// Seeded rows, every precision.
+    Generated(Box<FormulasOutput>),
+    /// The user's input (`--input`).
+    Input(super::input::LnInputOutput),
+}
+
+/// The scene's typed definition (`layernorm-formulas`).
+pub struct FormulasScene;
+
+impl SceneDef for FormulasScene {
+    const ID: &'static str = "layernorm-formulas";
+    type Output = FormulasResult;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&FormulasParams::from_values(v)?).map(|o| FormulasResult::Generated(Box::new(o)))
+    }
+
+    fn run_input(v: &ParamValues, input: &serde_json::Value) -> Result<Self::Output, Error> {
+        super::input::run(
+            &super::input::LnInput::read(input)?,
+            &super::input::Modes::from_values(v)?,
+        )
+        .map(FormulasResult::Input)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "layernorm-formulas",
+    id: FormulasScene::ID,
     section: "§2.1",
     title: Text::new(
         "LayerNorm backward: HW4 form vs slides form vs autograd",
@@ -62,8 +93,11 @@ pub const SCENE: Scene = Scene {
         "两种闭式的 ∇x 与反向模式自动求导对比，分别用 f64、f32、f16 和 bf16。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&FormulasParams::from_values(v)?)?),
+    run: erase::<FormulasScene>(),
     input: Some(&super::input::INPUT),
+    chapter: &Chapter::LAYERNORM,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.
@@ -100,12 +134,8 @@ impl FormulasParams {
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
     pub fn validate(&self) -> Result<(), Error> {
-        if !(1..=4096).contains(&self.rows) {
-            return Err(Error::invalid("rows", self.rows, "expected 1..=4096"));
-        }
-        if !(2..=8192).contains(&self.cols) {
-            return Err(Error::invalid("cols", self.cols, "expected 2..=8192"));
-        }
+        check_int(PARAMS, "rows", self.rows)?;
+        check_int(PARAMS, "cols", self.cols)?;
         // ≈ 12 f64 arrays of rows × cols.
         check_elements(self.rows as u64, self.cols as u64, 96)
     }

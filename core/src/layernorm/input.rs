@@ -30,7 +30,7 @@ use super::{Dtype, reference_row};
 use crate::Error;
 use crate::input::json::{self, ser_extended, ser_extended_vec};
 use crate::params::ParamValues;
-use crate::scene::{InputSpec, to_json};
+use crate::scene::InputSpec;
 use crate::text::Text;
 
 /// The names the `accumulate` parameter takes.
@@ -59,7 +59,6 @@ pub const INPUT: InputSpec = InputSpec {
     example_params: &[],
     params: &["dtype", "accumulate"],
     example: r#"{"x": [[1, 2, 3, 4], [10000, 10001, 9999, 10000]], "dy": [[1, 0, 0, 0], [0.5, -0.5, 1, 0]], "eps": 1e-5}"#,
-    run: |v, input| to_json(&run(&LnInput::read(input)?, &Modes::from_values(v)?)?),
 };
 
 /// The arithmetic of the sums.

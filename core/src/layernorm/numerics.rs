@@ -23,8 +23,8 @@ use serde::Serialize;
 use super::{Dtype, EPS, backward_row, check_elements, normals, reference_row};
 use crate::Error;
 use crate::error::{Expected, fmt_real};
-use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::params::{ParamSpec, ParamValues, check_int};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// The means swept by default: 1 … 10⁴, half-decade steps.
 pub const DEFAULT_MEANS: &str = "1,3,10,30,100,300,1000,3000,10000";
@@ -55,9 +55,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];
 
+/// The scene's typed definition (`layernorm-error`).
+pub struct ErrorScene;
+
+impl SceneDef for ErrorScene {
+    const ID: &'static str = "layernorm-error";
+    type Output = ErrorOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&ErrorParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "layernorm-error",
+    id: ErrorScene::ID,
     section: "§2.3",
     title: Text::new("The numerical cost of the rewrite", "重排的数值代价"),
     summary: Text::new(
@@ -65,8 +77,11 @@ pub const SCENE: Scene = Scene {
         "随行均值增大，HW4 写法和 slides 写法的 ∇x 的 f32 误差，以及前向 E[x²]−E[x]² 的失效。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&ErrorParams::from_values(v)?)?),
+    run: erase::<ErrorScene>(),
     input: None,
+    chapter: &Chapter::LAYERNORM,
+    featured: Featured::Nothing,
+    cost: Cost::Moderate,
 };
 
 /// Validated parameters.
@@ -172,12 +187,8 @@ impl ErrorParams {
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
     pub fn validate(&self) -> Result<(), Error> {
-        if !(2..=8192).contains(&self.cols) {
-            return Err(Error::invalid("cols", self.cols, "expected 2..=8192"));
-        }
-        if !(1..=1024).contains(&self.rows) {
-            return Err(Error::invalid("rows", self.rows, "expected 1..=1024"));
-        }
+        check_int(PARAMS, "cols", self.cols)?;
+        check_int(PARAMS, "rows", self.rows)?;
         if self.dtype == Dtype::F64 {
             return Err(Error::invalid("dtype", "f64", "expected f32 or f16"));
         }

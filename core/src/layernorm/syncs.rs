@@ -25,9 +25,9 @@ use serde::Serialize;
 use super::formulas::inputs;
 use super::{EPS, reference_row};
 use crate::Error;
-use crate::params::{ParamSpec, ParamValues};
+use crate::params::{ParamSpec, ParamValues, check_int};
 use crate::reduction::block_reduce;
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::simt::trace::TraceSummary;
 use crate::simt::{Block, BlockShape, Mask, Trace};
 
@@ -48,9 +48,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];
 
+/// The scene's typed definition (`layernorm-syncs`).
+pub struct SyncsScene;
+
+impl SceneDef for SyncsScene {
+    const ID: &'static str = "layernorm-syncs";
+    type Output = SyncsOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&SyncsParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "layernorm-syncs",
+    id: SyncsScene::ID,
     section: "§2.2",
     title: Text::new(
         "Two dependent reductions vs two reductions together",
@@ -61,8 +73,11 @@ pub const SCENE: Scene = Scene {
         "自动求导式的链与重排后的依赖图，以及它们在 SIMT 模型上的块内归约。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&SyncsParams::from_values(v)?)?),
+    run: erase::<SyncsScene>(),
     input: None,
+    chapter: &Chapter::LAYERNORM,
+    featured: Featured::Event(8),
+    cost: Cost::Moderate,
 };
 
 /// Validated parameters.
@@ -96,17 +111,13 @@ impl SyncsParams {
         Ok(p)
     }
 
-    /// Range checks.
+    /// Range checks: the specs' ranges ([`check_int`]), and whole warps per block.
     ///
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
     pub fn validate(&self) -> Result<(), Error> {
-        if !(1..=64).contains(&self.rows) {
-            return Err(Error::invalid("rows", self.rows, "expected 1..=64"));
-        }
-        if !(2..=4096).contains(&self.cols) {
-            return Err(Error::invalid("cols", self.cols, "expected 2..=4096"));
-        }
+        check_int(PARAMS, "rows", self.rows)?;
+        check_int(PARAMS, "cols", self.cols)?;
         if !(32..=1024).contains(&self.block) || !self.block.is_multiple_of(WARP) {
             return Err(Error::invalid(
                 "block",

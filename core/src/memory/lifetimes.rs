@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::{DTYPES, Dtype, MIB, mib};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// The size class of a temporary: a multiple of BLH (a `[B, L, H]` tensor) or of BL²N (one
 /// `[B, N, L, L]` score tensor).
@@ -422,9 +422,21 @@ impl AttentionShape {
     }
 }
 
+/// The scene's typed definition (`memory-lifetimes`).
+pub struct LifetimesScene;
+
+impl SceneDef for LifetimesScene {
+    const ID: &'static str = "memory-lifetimes";
+    type Output = LifetimesOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        Ok(run(&AttentionShape::from_values(v)?))
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "memory-lifetimes",
+    id: LifetimesScene::ID,
     section: "§5.1",
     title: Text::new(
         "Lifetimes: the temporaries of self-attention backward",
@@ -435,8 +447,11 @@ pub const SCENE: Scene = Scene {
         "十个步骤中每一步活着哪些梯度张量，以及下界 3BLH + max{BL²N, 3BLH}。",
     ),
     params: SHAPE_PARAMS,
-    run: |v| to_json(&run(&AttentionShape::from_values(v)?)),
+    run: erase::<LifetimesScene>(),
     input: None,
+    chapter: &Chapter::MEMORY,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// A temporary at this shape.
@@ -706,6 +721,6 @@ mod tests {
         v.set(SHAPE_PARAMS, "heads", "3").unwrap();
         let e = AttentionShape::from_values(&v).unwrap_err();
         assert!(e.to_string().contains("hidden"), "{e}");
-        assert!((SCENE.run)(&ParamValues::defaults(SHAPE_PARAMS)).is_ok());
+        assert!((SCENE.run)(&ParamValues::defaults(SHAPE_PARAMS), None).is_ok());
     }
 }

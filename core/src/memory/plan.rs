@@ -13,7 +13,7 @@ use super::lifetimes::{self, AttentionShape, shape_params};
 use super::{DTYPES, mib};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{InputSpec, Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, InputSpec, Scene, SceneDef, erase};
 
 /// A tensor to place: its size and lifetime (steps are inclusive, 1-based or any ordered ints).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -153,7 +153,6 @@ pub const INPUT: InputSpec = InputSpec {
     example_params: &[],
     params: &["planner"],
     example: r#"{"tensors": [{"name": "x", "size_bytes": 4096, "first_op": 0, "last_op": 1}, {"name": "y", "size_bytes": 4096, "first_op": 1, "last_op": 2}, {"name": "z", "size_bytes": 8192, "first_op": 2, "last_op": 3}]}"#,
-    run: |v, input| to_json(&run_input(v, input)?),
 };
 
 /// Plans the user's tensors (`--input`) with the `planner` parameter.
@@ -165,9 +164,39 @@ pub fn run_input(v: &ParamValues, input: &serde_json::Value) -> Result<ArenaPlan
     Ok(arena::plan(&arena::parse_tensors(input)?, planner(v)?))
 }
 
+/// `memory-plan`'s result: the lecture's ten temporaries, or the user's tensors. Serialises as
+/// the variant's own value (the report's `result` has no tag).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum PlanRun {
+    /// The lecture's plan at the parameters' shape.
+    Lecture(Box<PlanOutput>),
+    /// The user's tensors (`--input`) in one arena.
+    Input(ArenaPlan),
+}
+
+/// The scene's typed definition (`memory-plan`).
+pub struct PlanScene;
+
+impl SceneDef for PlanScene {
+    const ID: &'static str = "memory-plan";
+    type Output = PlanRun;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        Ok(PlanRun::Lecture(Box::new(run_with(
+            &AttentionShape::from_values(v)?,
+            planner(v)?,
+        )?)))
+    }
+
+    fn run_input(v: &ParamValues, input: &serde_json::Value) -> Result<Self::Output, Error> {
+        Ok(PlanRun::Input(run_input(v, input)?))
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "memory-plan",
+    id: PlanScene::ID,
     section: "§5.2",
     title: Text::new(
         "Static plan: reusable blocks for backward's temporaries",
@@ -178,8 +207,11 @@ pub const SCENE: Scene = Scene {
         "贪心规划把十个临时张量装进几个块；讲义的例子里 1 + 8 + 1 + 1 BLH = 下界。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run_with(&AttentionShape::from_values(v)?, planner(v)?)?),
+    run: erase::<PlanScene>(),
     input: Some(&INPUT),
+    chapter: &Chapter::MEMORY,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Plans self-attention backward's temporaries at shape `s` (the arena by creation order).

@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::{backward_row, check_range, int_in, softmax_f32, softmax_f64};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// Longest row: one explicit Jacobian is 8·L² bytes in f64 plus 4·L² in f32 (48 MiB at 2048).
 pub const MAX_LEN: u64 = 2048;
@@ -31,9 +31,37 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 0),
 ];
 
+/// `softmax-formula`'s result: the seeded comparison, or the user's rows. Serialises as the
+/// variant's own value (the report's `result` has no tag).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum FormulaResult {
+    /// Seeded rows.
+    Generated(Box<FormulaOutput>),
+    /// The user's input (`--input`).
+    Input(super::input::SoftmaxInputOutput),
+}
+
+/// The scene's typed definition (`softmax-formula`).
+pub struct FormulaScene;
+
+impl SceneDef for FormulaScene {
+    const ID: &'static str = "softmax-formula";
+    type Output = FormulaResult;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&FormulaParams::from_values(v)?).map(|o| FormulaResult::Generated(Box::new(o)))
+    }
+
+    fn run_input(v: &ParamValues, input: &serde_json::Value) -> Result<Self::Output, Error> {
+        let _ = v;
+        super::input::run(&super::input::SoftmaxInput::read(input)?).map(FormulaResult::Input)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "softmax-formula",
+    id: FormulaScene::ID,
     section: "§3.1",
     title: Text::new(
         "Softmax backward: one dot product instead of an L × L Jacobian",
@@ -44,8 +72,11 @@ pub const SCENE: Scene = Scene {
         "∇x = y ⊙ (∇y − Σ∇y·y) 与显式的雅可比乘积相等；只需要 y，∇x 的每一行之和为 0。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&FormulaParams::from_values(v)?)?),
+    run: erase::<FormulaScene>(),
     input: Some(&super::input::INPUT),
+    chapter: &Chapter::SOFTMAX,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.

@@ -39,7 +39,7 @@ use crate::Error;
 use crate::cost::{self, KernelCost};
 use crate::device::{self, DEVICE_IDS};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// Bytes per dropout-mask element (uint8).
 pub const MASK_BYTES: u32 = 1;
@@ -71,9 +71,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("example_len", "example row length", "示例行长", 1, 4096, 64).log(),
 ];
 
+/// The scene's typed definition (`softmax-fusion`).
+pub struct FusionScene;
+
+impl SceneDef for FusionScene {
+    const ID: &'static str = "softmax-fusion";
+    type Output = FusionOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&FusionParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "softmax-fusion",
+    id: FusionScene::ID,
     section: "§3.2",
     title: Text::new(
         "Fusing dropout backward into softmax backward",
@@ -84,8 +96,11 @@ pub const SCENE: Scene = Scene {
         "五个内核和三个与分数矩阵一样大的临时张量，变成一个内核：∇P、M、y 各读一次，∇x 写一次。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&FusionParams::from_values(v)?)?),
+    run: erase::<FusionScene>(),
     input: None,
+    chapter: &Chapter::SOFTMAX,
+    featured: Featured::Nothing,
+    cost: Cost::Moderate,
 };
 
 /// Validated parameters.

@@ -21,8 +21,7 @@ use serde_json::Value;
 use super::formula::{MAX_WORK, jacobian_product_f64};
 use crate::Error;
 use crate::input::json::{self, ser_extended_vec};
-use crate::params::ParamValues;
-use crate::scene::{InputSpec, to_json};
+use crate::scene::InputSpec;
 use crate::text::Text;
 
 /// The score Apex's and Megatron's fused masked-softmax kernels write into masked positions.
@@ -52,7 +51,6 @@ pub const INPUT: InputSpec = InputSpec {
     example_params: &[],
     params: &[],
     example: r#"{"scores": [[2, 1, 0.5, "-inf"], [0, 0, 0, 0]], "dy": [[1, 0, 0, 0], [0.5, -0.5, 1, 0]], "mask": [[false, false, false, true], [true, true, true, true]]}"#,
-    run: |_v: &ParamValues, input| to_json(&run(&SoftmaxInput::read(input)?)?),
 };
 
 /// Where y comes from.

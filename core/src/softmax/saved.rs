@@ -19,7 +19,7 @@ use serde::Serialize;
 use super::{DTYPES, Dtype, check_range, int_in};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 /// Bytes of a kept RNG seed (one u64).
 pub const SEED_BYTES: u64 = 8;
@@ -43,9 +43,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("dtype", "dtype of y", "y 的类型", DTYPES, "f16"),
 ];
 
+/// The scene's typed definition (`softmax-saved`).
+pub struct SavedScene;
+
+impl SceneDef for SavedScene {
+    const ID: &'static str = "softmax-saved";
+    type Output = SavedOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&SavedParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "softmax-saved",
+    id: SavedScene::ID,
     section: "§3.3",
     title: Text::new(
         "What the forward saves for softmax and dropout backward",
@@ -56,8 +68,11 @@ pub const SCENE: Scene = Scene {
         "y 和 dropout 掩码都是 B·h·L·L；位掩码、随机种子或重算 y（FlashAttention）存得更少。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&SavedParams::from_values(v)?)?),
+    run: erase::<SavedScene>(),
     input: None,
+    chapter: &Chapter::SOFTMAX,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.

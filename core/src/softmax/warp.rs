@@ -38,7 +38,7 @@ use crate::Error;
 use crate::device::{self, DEVICE_IDS, Device};
 use crate::params::{ParamSpec, ParamValues};
 use crate::reduction::warp_sum;
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::simt::shuffle::ShuffleMode;
 use crate::simt::trace::TraceSummary;
 use crate::simt::{Block, BlockShape, Mask, Trace};
@@ -60,9 +60,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 0),
 ];
 
+/// The scene's typed definition (`softmax-warp`).
+pub struct WarpScene;
+
+impl SceneDef for WarpScene {
+    const ID: &'static str = "softmax-warp";
+    type Output = WarpOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&WarpParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "softmax-warp",
+    id: WarpScene::ID,
     section: "§3.1, §3.4",
     title: Text::new(
         "ker_attn_softmax_bw: one warp per row, one butterfly, no barrier",
@@ -73,8 +85,11 @@ pub const SCENE: Scene = Scene {
         "每个线程把 ITERATIONS = ⌈L/32⌉ 个 ∇y 和 y 放在寄存器里；一次 shfl_xor 蝶形归约求出 Σ∇y·y；模板档位决定寄存器开销。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&WarpParams::from_values(v)?)?),
+    run: erase::<WarpScene>(),
     input: None,
+    chapter: &Chapter::SOFTMAX,
+    featured: Featured::Event(4),
+    cost: Cost::Moderate,
 };
 
 /// Validated parameters.

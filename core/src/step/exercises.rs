@@ -33,8 +33,8 @@ use crate::memory::lifetimes::{
     AttentionShape, crossover_len, exercise6_min_len, lower_bound_bytes, scores_dominate,
 };
 use crate::memory::{Dtype as MemDtype, mib};
-use crate::params::ParamSpec;
-use crate::scene::{Scene, to_json};
+use crate::params::{ParamSpec, ParamValues};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::softmax::{Exercise1, exercise1};
 use crate::trainer::fp16::{Fp16Update, fp16_stored_update};
 use crate::trainer::workspace::{
@@ -45,9 +45,22 @@ use super::ledger::{gpt2_model, step_ledger};
 
 const PARAMS: &[ParamSpec] = &[];
 
+/// The scene's typed definition (`exercises`).
+pub struct ExercisesScene;
+
+impl SceneDef for ExercisesScene {
+    const ID: &'static str = "exercises";
+    type Output = ExercisesOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        let _ = v;
+        run()
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "exercises",
+    id: ExercisesScene::ID,
     section: "§9",
     title: Text::new(
         "Exercises: all twelve, computed",
@@ -58,8 +71,11 @@ pub const SCENE: Scene = Scene {
         "§9 的每道练习都由负责那项计算的实验算出，旁边是讲义的参考答案。",
     ),
     params: PARAMS,
-    run: |_| to_json(&run()?),
+    run: erase::<ExercisesScene>(),
     input: None,
+    chapter: &Chapter::EXERCISES,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// One exercise.
@@ -853,7 +869,10 @@ mod tests {
 
     #[test]
     fn every_key_is_present_and_agrees() {
-        let v = (SCENE.run)(&SCENE.defaults()).unwrap();
+        let v = (SCENE.run)(&SCENE.defaults(), None)
+            .unwrap()
+            .to_json()
+            .unwrap();
         for i in 1..=12 {
             let k = format!("ex{i}");
             assert!(v.get(&k).is_some(), "{k}");

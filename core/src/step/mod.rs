@@ -19,8 +19,11 @@
 //! Units: bytes are bytes; "MB"/"GB" are 10⁶/10⁹ bytes, "MiB" is 2²⁰ bytes; times are in ms
 //! (`_ms`) or µs (`_us`); FLOPs are floating-point operations (a multiply-add is 2).
 
+mod exercise_list;
 pub mod exercises;
 pub mod ledger;
+
+pub use exercise_list::ExerciseItem;
 
 use crate::scene::Scene;
 

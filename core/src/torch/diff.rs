@@ -19,7 +19,7 @@ use super::frames::frame_line;
 use super::snapshot::{self, BlockState, Snapshot};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::text::Text;
 
 /// Most frame groups listed; the rest are summed into one row.
@@ -45,9 +45,21 @@ const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
+/// The scene's typed definition (`memory-diff`).
+pub struct DiffScene;
+
+impl SceneDef for DiffScene {
+    const ID: &'static str = "memory-diff";
+    type Output = DiffOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(v)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "memory-diff",
+    id: DiffScene::ID,
     section: "§5.3",
     title: Text::new("Two memory snapshots compared", "比较两个显存快照"),
     summary: Text::new(
@@ -55,8 +67,11 @@ pub const SCENE: Scene = Scene {
         "比较两个 torch.cuda.memory._snapshot() pickle：保留和已分配字节之差、只在一个文件里的段，以及按分配它们的用户栈帧分组的存活字节。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(v)?),
+    run: erase::<DiffScene>(),
     input: None,
+    chapter: &Chapter::MEMORY,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// A segment of one file only.

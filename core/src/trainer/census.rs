@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 use super::workspace::{TrainerScheme, trainer_stages};
 
@@ -349,9 +349,21 @@ const PARAMS: &[ParamSpec] = &[
     .log(),
 ];
 
+/// The scene's typed definition (`trainer-census`).
+pub struct CensusScene;
+
+impl SceneDef for CensusScene {
+    const ID: &'static str = "trainer-census";
+    type Output = CensusOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&CensusParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "trainer-census",
+    id: CensusScene::ID,
     section: "§4.1",
     title: Text::new(
         "Census: how many parameter tensors a trainer touches",
@@ -362,8 +374,11 @@ pub const SCENE: Scene = Scene {
         "由各架构的超参数构造出参数张量：按种类、按大小统计；大多数是约 1k 个元素的偏置和 LayerNorm γ/β。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&CensusParams::from_values(v)?)?),
+    run: erase::<CensusScene>(),
     input: None,
+    chapter: &Chapter::TRAINER,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.

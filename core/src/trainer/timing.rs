@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 use super::adam::{AdamConfig, adam_f32};
 use super::census::{MODEL_IDS, model, total_parameters};
@@ -50,9 +50,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];
 
+/// The scene's typed definition (`trainer-timing`).
+pub struct TimingScene;
+
+impl SceneDef for TimingScene {
+    const ID: &'static str = "trainer-timing";
+    type Output = TimingOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&TimingParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "trainer-timing",
+    id: TimingScene::ID,
     section: "§4.2",
     title: Text::new(
         "Measured here: per-tensor vs one-buffer Adam",
@@ -63,8 +75,11 @@ pub const SCENE: Scene = Scene {
         "Adam 逐个参数张量调用 vs 对链接好的整块调用一次，在本机 CPU 上计时，并与同样字节数的普通拷贝对比。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&TimingParams::from_values(v)?)?),
+    run: erase::<TimingScene>(),
     input: None,
+    chapter: &Chapter::TRAINER,
+    featured: Featured::Nothing,
+    cost: Cost::Measured,
 };
 
 /// Parameters of `model` with every dimension ÷ `shrink` (rounded up); `None` for an unknown

@@ -2,29 +2,19 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::format_number;
 use crate::widgets::{self, LedgerBar};
-use warpscope_core::Error;
 use warpscope_core::layernorm::bytes::{BytesOutput, Ledger};
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 
 /// The `layernorm-bytes` view.
 #[derive(Debug, Clone, Default)]
 pub struct BytesView;
 
 impl View for BytesView {
-    const SCENE: &'static str = "layernorm-bytes";
-    type Output = warpscope_core::layernorm::bytes::BytesOutput;
+    type Scene = warpscope_core::layernorm::bytes::BytesScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::layernorm::bytes::run(
-            &warpscope_core::layernorm::bytes::BytesParams::from_values(values)?,
-        )
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

@@ -2,11 +2,8 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
-use warpscope_core::Error;
+use crate::views::{Out, View, ViewContext};
 use warpscope_core::layernorm::dgamma::DgammaOutput;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 
 /// The `layernorm-dgamma` view and its state.
 #[derive(Debug, Clone, Default)]
@@ -16,16 +13,9 @@ pub struct DgammaView {
 }
 
 impl View for DgammaView {
-    const SCENE: &'static str = "layernorm-dgamma";
-    type Output = warpscope_core::layernorm::dgamma::DgammaOutput;
+    type Scene = warpscope_core::layernorm::dgamma::DgammaScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::layernorm::dgamma::run(
-            &warpscope_core::layernorm::dgamma::DgammaParams::from_values(values)?,
-        )
-    }
-
-    fn events(&self, out: &Self::Output) -> usize {
+    fn events(&self, out: &Out<Self>) -> usize {
         if self.sequential {
             &out.trace_atomic
         } else {
@@ -35,7 +25,7 @@ impl View for DgammaView {
         .len()
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>) {
         draw(ui, out, self, cx);
     }
 }

@@ -1,29 +1,19 @@
 //! `layernorm-error`: the f32 error of both backward forms against f64 as the row mean grows.
 
 use crate::i18n::tr;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets;
 use crate::widgets::format_number;
-use warpscope_core::Error;
 use warpscope_core::layernorm::numerics::ErrorOutput;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 
 /// The `layernorm-error` view.
 #[derive(Debug, Clone, Default)]
 pub struct ErrorView;
 
 impl View for ErrorView {
-    const SCENE: &'static str = "layernorm-error";
-    type Output = warpscope_core::layernorm::numerics::ErrorOutput;
+    type Scene = warpscope_core::layernorm::numerics::ErrorScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::layernorm::numerics::run(
-            &warpscope_core::layernorm::numerics::ErrorParams::from_values(values)?,
-        )
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

@@ -5,46 +5,20 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::{self, Bar, BarGroup, Scale, Series, format_sig, marks};
-use warpscope_core::Error;
-use warpscope_core::layernorm::formulas::{DtypeDiffs, FormulasOutput, FormulasParams};
-use warpscope_core::layernorm::input::{LnInput, LnInputOutput, Modes};
+use warpscope_core::layernorm::formulas::{DtypeDiffs, FormulasOutput, FormulasResult};
+use warpscope_core::layernorm::input::LnInputOutput;
 use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 
 /// The `layernorm-formulas` view.
 #[derive(Debug, Clone, Default)]
 pub struct FormulasView;
 
-/// What the view draws: the generated comparison, or the user's rows.
-#[derive(Debug, Clone)]
-pub enum FormulasResult {
-    /// Seeded rows, every precision.
-    Generated(Box<FormulasOutput>),
-    /// The user's input (`--input`).
-    Input(LnInputOutput),
-}
-
 impl View for FormulasView {
-    const SCENE: &'static str = "layernorm-formulas";
-    type Output = FormulasResult;
+    type Scene = warpscope_core::layernorm::formulas::FormulasScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::layernorm::formulas::run(&FormulasParams::from_values(values)?)
-            .map(|o| FormulasResult::Generated(Box::new(o)))
-    }
-
-    fn compute_input(
-        _scene: &'static Scene,
-        values: &ParamValues,
-        input: &serde_json::Value,
-    ) -> Result<Self::Output, Error> {
-        warpscope_core::layernorm::input::run(&LnInput::read(input)?, &Modes::from_values(values)?)
-            .map(FormulasResult::Input)
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>) {
         match out {
             FormulasResult::Generated(o) => draw(ui, o, cx.values),
             FormulasResult::Input(o) => draw_input(ui, o),

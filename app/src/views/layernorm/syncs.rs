@@ -2,12 +2,9 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets;
-use warpscope_core::Error;
 use warpscope_core::layernorm::syncs::{Graph, NodeKind, SyncsOutput};
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 
 /// The `layernorm-syncs` view and its state.
 #[derive(Debug, Clone, Default)]
@@ -17,16 +14,9 @@ pub struct SyncsView {
 }
 
 impl View for SyncsView {
-    const SCENE: &'static str = "layernorm-syncs";
-    type Output = warpscope_core::layernorm::syncs::SyncsOutput;
+    type Scene = warpscope_core::layernorm::syncs::SyncsScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::layernorm::syncs::run(
-            &warpscope_core::layernorm::syncs::SyncsParams::from_values(values)?,
-        )
-    }
-
-    fn events(&self, out: &Self::Output) -> usize {
+    fn events(&self, out: &Out<Self>) -> usize {
         if self.sequential {
             &out.trace_autograd
         } else {
@@ -36,7 +26,7 @@ impl View for SyncsView {
         .len()
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>) {
         draw(ui, out, self, cx);
     }
 }

@@ -4,15 +4,12 @@
 use super::{MAP_ROWS, plot_base, sim_segments};
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::{self, mib_text};
 use egui_plot::{HLine, Legend, Line, VLine};
-use warpscope_core::Error;
-use warpscope_core::memory::allocator::{self, AllocatorOutput, Simulation};
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
+use warpscope_core::memory::allocator::{AllocatorResult, AllocatorRun};
 
-use super::allocator_trace::{MapCache, TraceRun};
+use super::allocator_trace::MapCache;
 
 /// The `memory-allocator` view and its state.
 #[derive(Debug, Clone, Default)]
@@ -27,44 +24,17 @@ pub struct AllocatorView {
     pub map_cache: MapCache,
 }
 
-/// `memory-allocator`'s result: the lecture's workload, or the user's trace.
-pub enum AllocatorResult {
-    /// The variable-length workload at the parameters.
-    Workload(Box<AllocatorRun>),
-    /// The user's trace (`--input`), op by op.
-    Trace(TraceRun),
-}
-
 impl View for AllocatorView {
-    const SCENE: &'static str = "memory-allocator";
-    type Output = AllocatorResult;
+    type Scene = warpscope_core::memory::allocator::AllocatorScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        let sim = allocator::simulate(&allocator::AllocatorParams::from_values(values)?, false)?;
-        Ok(AllocatorResult::Workload(Box::new(AllocatorRun {
-            summary: allocator::summarise(&sim),
-            sim,
-        })))
-    }
-
-    fn compute_input(
-        _scene: &'static Scene,
-        values: &ParamValues,
-        input: &serde_json::Value,
-    ) -> Result<Self::Output, Error> {
-        Ok(AllocatorResult::Trace(TraceRun::new(
-            allocator::parse_trace_input(values, input)?,
-        )))
-    }
-
-    fn events(&self, out: &Self::Output) -> usize {
+    fn events(&self, out: &Out<Self>) -> usize {
         match out {
             AllocatorResult::Workload(_) => 0,
             AllocatorResult::Trace(t) => t.output.per_step.len(),
         }
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>) {
         match out {
             AllocatorResult::Workload(r) => draw(ui, r, self),
             AllocatorResult::Trace(t) => {
@@ -74,14 +44,6 @@ impl View for AllocatorView {
     }
 }
 
-/// `memory-allocator` as its view needs it: the summary the CLI prints and the whole simulated
-/// run (every batch's segment map, for the batch slider).
-pub struct AllocatorRun {
-    /// What `warpscope report memory-allocator` prints.
-    pub summary: AllocatorOutput,
-    /// The simulation it summarises.
-    pub sim: Simulation,
-}
 
 /// Batches per second while the batch animation plays.
 const PLAY_RATE: f32 = 12.0;
@@ -245,9 +207,10 @@ fn draw(ui: &mut egui::Ui, r: &AllocatorRun, view: &mut AllocatorView) {
         o.preallocated_mib
     );
     let sel = view.batch as f64;
-    let series = |f: &dyn Fn(&allocator::BatchRecord) -> f64| -> Vec<[f64; 2]> {
-        o.timeline.iter().map(|b| [b.batch as f64, f(b)]).collect()
-    };
+    let series =
+        |f: &dyn Fn(&warpscope_core::memory::allocator::BatchRecord) -> f64| -> Vec<[f64; 2]> {
+            o.timeline.iter().map(|b| [b.batch as f64, f(b)]).collect()
+        };
     plot_base("memory-allocator-plot", 330.0)
         .legend(
             Legend::default()

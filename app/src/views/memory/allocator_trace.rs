@@ -2,10 +2,8 @@
 //! op, the op the stepper stands on (its rounding, pool, block and new segment) and the segment
 //! map right after it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use egui_plot::{Legend, Line, VLine};
-use warpscope_core::memory::allocator::trace::{self, Trace, TraceOutput};
+use warpscope_core::memory::allocator::trace::{self, TraceRun};
 use warpscope_core::memory::allocator::{Pool, Served};
 
 use super::{MAP_ROWS, mib, plot_base, sim_segments};
@@ -14,29 +12,6 @@ use crate::trf;
 use crate::views::ViewContext;
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, MapSegment, bytes_text};
-
-/// A replayed trace as the view needs it: what the CLI prints and the trace itself (the
-/// segment map at the stepper's op is replayed on demand).
-pub struct TraceRun {
-    /// A number no other run of this process has: the view keys its segment-map cache on it.
-    pub id: u64,
-    /// What `warpscope report memory-allocator --input` prints.
-    pub output: TraceOutput,
-    /// The validated trace.
-    pub trace: Trace,
-}
-
-impl TraceRun {
-    /// Replays `trace`.
-    pub fn new(trace: Trace) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        TraceRun {
-            id: NEXT.fetch_add(1, Ordering::Relaxed),
-            output: trace::run_trace(&trace),
-            trace,
-        }
-    }
-}
 
 /// The segment map of the last drawing, keyed by (run, op).
 #[derive(Debug, Clone, Default)]

@@ -4,11 +4,8 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::{self, Bar, BarGroup, Scale, Series, mib_text};
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 use warpscope_core::torch::diff::{self, DiffOutput, NO_USER_FRAME, OTHER_FRAMES};
 
 /// Frame groups drawn as bars (the table lists every group).
@@ -19,14 +16,9 @@ const BARS: usize = 10;
 pub struct DiffView;
 
 impl View for DiffView {
-    const SCENE: &'static str = "memory-diff";
-    type Output = DiffOutput;
+    type Scene = warpscope_core::torch::diff::DiffScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        diff::run(values)
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

@@ -3,30 +3,20 @@
 use super::{blh, g, mib, plot_base, shape_line, tensor_colour};
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::format_number;
 use crate::widgets::{self, mib_text};
 use egui_plot::{Bar, BarChart, HLine, Legend, PlotPoint, Text};
-use warpscope_core::Error;
 use warpscope_core::memory::lifetimes::LifetimesOutput;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 
 /// The `memory-lifetimes` view.
 #[derive(Debug, Clone, Default)]
 pub struct LifetimesView;
 
 impl View for LifetimesView {
-    const SCENE: &'static str = "memory-lifetimes";
-    type Output = warpscope_core::memory::lifetimes::LifetimesOutput;
+    type Scene = warpscope_core::memory::lifetimes::LifetimesScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        Ok(warpscope_core::memory::lifetimes::run(
-            &warpscope_core::memory::lifetimes::AttentionShape::from_values(values)?,
-        ))
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

@@ -3,49 +3,22 @@
 use super::{blh, g, mib, plot_base, shape_line, tensor_colour};
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::format_number;
 use crate::widgets::{self, GanttBar, GanttRow, LedgerBar, mib_text};
 use egui_plot::{HLine, Legend, Line, Points, Polygon, Text, VLine};
-use warpscope_core::Error;
 use warpscope_core::memory::arena::{ArenaPlan, Planner};
-use warpscope_core::memory::plan;
 use warpscope_core::memory::plan::PlanOutput;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
+use warpscope_core::memory::plan::PlanRun;
 
 /// The `memory-plan` view.
 #[derive(Debug, Clone, Default)]
 pub struct PlanView;
 
-/// `memory-plan`'s result: the lecture's ten temporaries, or the user's tensors.
-pub enum PlanRun {
-    /// The lecture's plan at the parameters' shape.
-    Lecture(Box<PlanOutput>),
-    /// The user's tensors (`--input`) in one arena.
-    Input(ArenaPlan),
-}
-
 impl View for PlanView {
-    const SCENE: &'static str = "memory-plan";
-    type Output = PlanRun;
+    type Scene = warpscope_core::memory::plan::PlanScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        Ok(PlanRun::Lecture(Box::new(plan::run_with(
-            &warpscope_core::memory::lifetimes::AttentionShape::from_values(values)?,
-            plan::planner(values)?,
-        )?)))
-    }
-
-    fn compute_input(
-        _scene: &'static Scene,
-        values: &ParamValues,
-        input: &serde_json::Value,
-    ) -> Result<Self::Output, Error> {
-        Ok(PlanRun::Input(plan::run_input(values, input)?))
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         match out {
             PlanRun::Lecture(o) => draw(ui, o),
             PlanRun::Input(a) => draw_arena(ui, a),

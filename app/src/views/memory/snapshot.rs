@@ -2,21 +2,16 @@
 //! its trace to scrub (`snapshot_timeline`), the allocator's segments and blocks at the cursor's
 //! event (`snapshot_map`), then the file's figures and its replay.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::snapshot_frames::{self, FrameSearch};
 use super::snapshot_map;
-use super::snapshot_timeline::{self, SnapshotRun};
+use super::snapshot_timeline;
 use super::snapshot_whatif;
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
-use warpscope_core::torch::active;
+use warpscope_core::torch::snapshot::SnapshotRun;
 use warpscope_core::torch::snapshot::{self, SnapshotOutput};
 
 /// The `memory-snapshot` view and its state.
@@ -31,9 +26,6 @@ pub struct SnapshotView {
     /// The search box: an address or frame text.
     pub search: FrameSearch,
 }
-
-/// Run ids: a new file, or the same file read again, is a new run.
-static RUNS: AtomicU64 = AtomicU64::new(1);
 
 impl SnapshotView {
     /// On a new run the cursor may jump to the run's `event` (the last by default): when the
@@ -74,31 +66,13 @@ impl SnapshotView {
 }
 
 impl View for SnapshotView {
-    const SCENE: &'static str = "memory-snapshot";
-    type Output = SnapshotRun;
+    type Scene = warpscope_core::torch::snapshot::SnapshotScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        let (label, mut s) = snapshot::open(values.text("path")?)?;
-        let event = values.int("event")?;
-        let whatif = snapshot::WhatIfParams::from_values(values)?;
-        let a = snapshot::analyse_with(&label, &s, event, &whatif)?;
-        let active = a.timelines.iter().map(active::active).collect();
-        Ok(SnapshotRun {
-            id: RUNS.fetch_add(1, Ordering::Relaxed),
-            event,
-            output: a.output,
-            timelines: a.timelines,
-            histories: a.histories,
-            frames: std::mem::take(&mut s.frames),
-            active,
-        })
-    }
-
-    fn events(&self, out: &Self::Output) -> usize {
+    fn events(&self, out: &Out<Self>) -> usize {
         snapshot_timeline::shown(out, self.timeline.device).map_or(0, |t| t.events.len())
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>) {
         self.follow_run(ui, out, cx);
         warnings(ui, &out.output);
         snapshot_timeline::show(ui, out, &mut self.timeline, cx);

@@ -6,10 +6,10 @@
 
 use warpscope_core::torch::frames::{FrameTable, NO_FRAMES, frame_line, is_library};
 
-use super::snapshot_timeline::SnapshotRun;
 use crate::i18n::tr;
 use crate::trf;
 use crate::views::ViewContext;
+use warpscope_core::torch::snapshot::SnapshotRun;
 
 /// Trace events at a searched address listed (the first ones).
 const ADDRESS_EVENTS: usize = 8;

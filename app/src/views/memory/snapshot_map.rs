@@ -12,11 +12,11 @@ use warpscope_core::torch::frames::FrameTable;
 use warpscope_core::torch::snapshot::{BlockState, StateAt, StateBlock, StateSegment};
 
 use super::snapshot_frames::{self, FrameSearch};
-use super::snapshot_timeline::SnapshotRun;
 use crate::i18n::tr;
 use crate::trf;
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
+use warpscope_core::torch::snapshot::SnapshotRun;
 
 /// Most segment rows a figure draws (the largest segments): few enough for rows that carry
 /// their address and size.

@@ -9,35 +9,13 @@
 use egui::{Color32, Rect, Sense, Stroke, pos2, vec2};
 use warpscope_core::torch::active::Active;
 use warpscope_core::torch::frames::FrameTable;
-use warpscope_core::torch::snapshot::{History, SnapshotOutput};
+use warpscope_core::torch::snapshot::SnapshotRun;
 use warpscope_core::torch::timeline::{Column, Timeline};
 
 use crate::i18n::tr;
 use crate::views::ViewContext;
 use crate::widgets::stepper::figure_mode;
 use crate::widgets::{self, mib_text};
-
-/// `memory-snapshot` as its view needs it: the summary the CLI prints, the trace of every
-/// device that has one, and the allocator's state at any of its events.
-pub struct SnapshotRun {
-    /// A number no other run of this process has (a new file, or the same file read again,
-    /// gets a new one): the view keys its caches and the cursor's jump on it.
-    pub id: u64,
-    /// The `event` parameter the run was computed with (-1: the last).
-    pub event: i64,
-    /// What `warpscope report memory-snapshot` prints.
-    pub output: SnapshotOutput,
-    /// One timeline per device with a non-empty trace.
-    pub timelines: Vec<Timeline>,
-    /// Beside [`SnapshotRun::timelines`], the allocator state history of each (one of the
-    /// file's own state when there is no trace).
-    pub histories: Vec<History>,
-    /// The file's stack frames, each distinct one once (blocks and events hold list ids).
-    pub frames: FrameTable,
-    /// Beside [`SnapshotRun::timelines`], the largest allocations of each (the active memory
-    /// timeline).
-    pub active: Vec<Active>,
-}
 
 /// What the timeline keeps between frames: the device and range shown, the columns last drawn
 /// and the play cursor's fraction. The `memory-snapshot` view holds it; the timeline alone

@@ -5,10 +5,10 @@
 
 use warpscope_core::torch::snapshot::{SnapshotOutput, WhatIf};
 
-use super::snapshot_timeline::SnapshotRun;
 use crate::i18n::tr;
 use crate::trf;
 use crate::widgets::{self, Bar, BarGroup, Scale, Series, mib_text};
+use warpscope_core::torch::snapshot::SnapshotRun;
 
 /// The recorded run's figures beside a what-if replay's.
 struct Figures {

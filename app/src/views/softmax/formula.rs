@@ -5,45 +5,20 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::{self, Bar, BarGroup, Scale, Series, bytes_text, format_sig};
-use warpscope_core::Error;
 use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
-use warpscope_core::softmax::formula::{FormulaOutput, FormulaParams};
-use warpscope_core::softmax::input::{SoftmaxInput, SoftmaxInputOutput};
+use warpscope_core::softmax::formula::{FormulaOutput, FormulaResult};
+use warpscope_core::softmax::input::SoftmaxInputOutput;
 
 /// The `softmax-formula` view.
 #[derive(Debug, Clone, Default)]
 pub struct FormulaView;
 
-/// What the view draws: the seeded comparison, or the user's rows.
-#[derive(Debug, Clone)]
-pub enum FormulaResult {
-    /// Seeded rows.
-    Generated(Box<FormulaOutput>),
-    /// The user's input (`--input`).
-    Input(SoftmaxInputOutput),
-}
-
 impl View for FormulaView {
-    const SCENE: &'static str = "softmax-formula";
-    type Output = FormulaResult;
+    type Scene = warpscope_core::softmax::formula::FormulaScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::softmax::formula::run(&FormulaParams::from_values(values)?)
-            .map(|o| FormulaResult::Generated(Box::new(o)))
-    }
-
-    fn compute_input(
-        _scene: &'static Scene,
-        _values: &ParamValues,
-        input: &serde_json::Value,
-    ) -> Result<Self::Output, Error> {
-        warpscope_core::softmax::input::run(&SoftmaxInput::read(input)?).map(FormulaResult::Input)
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>) {
         match out {
             FormulaResult::Generated(o) => draw(ui, o, cx.values),
             FormulaResult::Input(o) => draw_input(ui, o),

@@ -2,12 +2,9 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::format_number;
 use crate::widgets::{self, LedgerBar};
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 use warpscope_core::softmax::fusion::{FusionOutput, KernelAudit};
 
 /// The `softmax-fusion` view.
@@ -15,16 +12,9 @@ use warpscope_core::softmax::fusion::{FusionOutput, KernelAudit};
 pub struct FusionView;
 
 impl View for FusionView {
-    const SCENE: &'static str = "softmax-fusion";
-    type Output = warpscope_core::softmax::fusion::FusionOutput;
+    type Scene = warpscope_core::softmax::fusion::FusionScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::softmax::fusion::run(
-            &warpscope_core::softmax::fusion::FusionParams::from_values(values)?,
-        )
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

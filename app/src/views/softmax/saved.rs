@@ -4,26 +4,19 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::{self, Series, StackedBar, byte_unit, bytes_text, format_sig};
-use warpscope_core::Error;
 use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
-use warpscope_core::softmax::saved::{SavedOutput, SavedParams, SavedSizes, Scheme};
+use warpscope_core::softmax::saved::{SavedOutput, SavedSizes, Scheme};
 
 /// The `softmax-saved` view.
 #[derive(Debug, Clone, Default)]
 pub struct SavedView;
 
 impl View for SavedView {
-    const SCENE: &'static str = "softmax-saved";
-    type Output = SavedOutput;
+    type Scene = warpscope_core::softmax::saved::SavedScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::softmax::saved::run(&SavedParams::from_values(values)?)
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>) {
         draw(ui, out, cx.values);
     }
 }

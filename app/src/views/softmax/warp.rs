@@ -3,11 +3,8 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets;
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 use warpscope_core::softmax::warp::WarpOutput;
 
 /// The `softmax-warp` view and its state.
@@ -18,16 +15,9 @@ pub struct WarpView {
 }
 
 impl View for WarpView {
-    const SCENE: &'static str = "softmax-warp";
-    type Output = warpscope_core::softmax::warp::WarpOutput;
+    type Scene = warpscope_core::softmax::warp::WarpScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::softmax::warp::run(&warpscope_core::softmax::warp::WarpParams::from_values(
-            values,
-        )?)
-    }
-
-    fn events(&self, out: &Self::Output) -> usize {
+    fn events(&self, out: &Out<Self>) -> usize {
         if self.sequential {
             &out.forward_trace
         } else {
@@ -37,7 +27,7 @@ impl View for WarpView {
         .len()
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, cx: &mut ViewContext<'_>) {
         draw(ui, out, self, cx);
     }
 }

@@ -2,44 +2,32 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets;
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
+use warpscope_core::step::exercises::ExercisesOutput;
 
 /// The `exercises` view.
 #[derive(Debug, Clone, Default)]
 pub struct ExercisesView;
 
 impl View for ExercisesView {
-    const SCENE: &'static str = "exercises";
-    type Output = serde_json::Value;
+    type Scene = warpscope_core::step::exercises::ExercisesScene;
 
-    fn compute(scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        Ok(scene.report(values.clone())?.result)
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }
 
 /// `exercises`: each exercise's question, the lecture's answer, whether the computation agrees,
 /// and the computed answer.
-fn draw(ui: &mut egui::Ui, result: &serde_json::Value) {
-    let Some(map) = result.as_object() else {
-        return;
-    };
-    let mut keys: Vec<&String> = map.keys().filter(|k| k.starts_with("ex")).collect();
-    keys.sort_by_key(|k| k[2..].parse::<u32>().unwrap_or(99));
-    for k in keys {
-        let e = &map[k];
+fn draw(ui: &mut egui::Ui, out: &ExercisesOutput) {
+    for e in out.items() {
+        let k = e.key;
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
             ui.horizontal_wrapped(|ui| {
-                ui.strong(trf!(ui, "Exercise {}", "练习 {}", &k[2..]));
-                match e["agrees"].as_bool() {
+                ui.strong(trf!(ui, "Exercise {}", "练习 {}", e.number));
+                match e.agrees {
                     Some(true) => ui.colored_label(
                         widgets::GREEN,
                         tr(
@@ -64,23 +52,20 @@ fn draw(ui: &mut egui::Ui, result: &serde_json::Value) {
                 };
             });
             // The lecture's own Chinese wording where the window is in Chinese.
-            let n = k[2..].parse::<usize>().ok().and_then(|n| n.checked_sub(1));
+            let n = e.number.checked_sub(1);
             let zh = crate::i18n::zh(ui);
             let zh_text =
                 |texts: &[&'static str; 12]| n.and_then(|n| texts.get(n).copied()).filter(|_| zh);
-            let question = zh_text(&QUESTIONS_ZH).unwrap_or(e["question"].as_str().unwrap_or(""));
+            let question = zh_text(&QUESTIONS_ZH).unwrap_or(e.question);
             crate::widgets::marks::label(ui, question);
-            let answer = zh_text(&ANSWERS_ZH).or(e["lecture_answer"].as_str());
+            let answer = zh_text(&ANSWERS_ZH).or(e.lecture_answer);
             if let Some(a) = answer {
                 crate::widgets::marks::label(
                     ui,
                     egui::RichText::new(trf!(ui, "Lecture: {a}", "讲义：{a}")).italics(),
                 );
             }
-            let computed = e["computed"][if zh { "zh" } else { "en" }]
-                .as_str()
-                .or(e["computed"]["en"].as_str())
-                .unwrap_or("");
+            let computed = e.computed.get(zh);
             if crate::widgets::stepper::figure_mode(ui.ctx()) {
                 // A figure has no expanders: the computed answer in full, without its JSON.
                 crate::widgets::marks::label(
@@ -94,10 +79,7 @@ fn draw(ui: &mut egui::Ui, result: &serde_json::Value) {
                         crate::widgets::marks::label(ui, egui::RichText::new(computed).small());
                         crate::widgets::marks::label(
                             ui,
-                            egui::RichText::new(
-                                serde_json::to_string_pretty(&e["answer"]).unwrap_or_default(),
-                            )
-                            .monospace(),
+                            egui::RichText::new(e.answer_json.as_str()).monospace(),
                         );
                     },
                 );

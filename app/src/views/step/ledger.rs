@@ -3,12 +3,9 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::format_number;
 use crate::widgets::{self, LedgerBar};
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 use warpscope_core::step::ledger::{StageId, StepOutput, SweepPoint};
 
 /// The `step-ledger` view.
@@ -16,16 +13,9 @@ use warpscope_core::step::ledger::{StageId, StepOutput, SweepPoint};
 pub struct LedgerView;
 
 impl View for LedgerView {
-    const SCENE: &'static str = "step-ledger";
-    type Output = warpscope_core::step::ledger::StepOutput;
+    type Scene = warpscope_core::step::ledger::StepScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::step::ledger::run(&warpscope_core::step::ledger::StepParams::from_values(
-            values,
-        )?)
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

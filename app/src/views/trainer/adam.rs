@@ -7,40 +7,18 @@ use egui_plot::{Line, LineStyle, Plot};
 
 use crate::i18n::{tr, zh};
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets;
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
-use warpscope_core::trainer::precision::{self, AdamOutput, Format, PrecisionRun};
+use warpscope_core::trainer::precision::{AdamOutput, Format, PrecisionRun};
 
 /// The `trainer-adam` view.
 #[derive(Debug, Clone, Default)]
 pub struct AdamView;
 
 impl View for AdamView {
-    const SCENE: &'static str = "trainer-adam";
-    type Output = AdamOutput;
+    type Scene = warpscope_core::trainer::precision::AdamScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        Ok(precision::run(
-            &precision::lecture_input(),
-            precision::precision(values)?,
-        ))
-    }
-
-    fn compute_input(
-        _scene: &'static Scene,
-        values: &ParamValues,
-        input: &serde_json::Value,
-    ) -> Result<Self::Output, Error> {
-        Ok(precision::run(
-            &precision::parse_input(input)?,
-            precision::precision(values)?,
-        ))
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

@@ -2,11 +2,8 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets;
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 use warpscope_core::trainer::census::{CensusOutput, TensorKind};
 
 /// The `trainer-census` view.
@@ -14,16 +11,9 @@ use warpscope_core::trainer::census::{CensusOutput, TensorKind};
 pub struct CensusView;
 
 impl View for CensusView {
-    const SCENE: &'static str = "trainer-census";
-    type Output = warpscope_core::trainer::census::CensusOutput;
+    type Scene = warpscope_core::trainer::census::CensusScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::trainer::census::run(
-            &warpscope_core::trainer::census::CensusParams::from_values(values)?,
-        )
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

@@ -3,10 +3,7 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
+use crate::views::{Out, View, ViewContext};
 use warpscope_core::trainer::fp16::Fp16Output;
 
 /// The `trainer-fp16` view.
@@ -14,16 +11,9 @@ use warpscope_core::trainer::fp16::Fp16Output;
 pub struct Fp16View;
 
 impl View for Fp16View {
-    const SCENE: &'static str = "trainer-fp16";
-    type Output = warpscope_core::trainer::fp16::Fp16Output;
+    type Scene = warpscope_core::trainer::fp16::Fp16Scene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::trainer::fp16::run(&warpscope_core::trainer::fp16::Fp16Params::from_values(
-            values,
-        )?)
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

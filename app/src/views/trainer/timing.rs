@@ -3,26 +3,18 @@
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::{self, Bar, BarGroup, Scale, Series, bytes_text, format_sig};
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
-use warpscope_core::trainer::timing::{Timing, TimingOutput, TimingParams};
+use warpscope_core::trainer::timing::{Timing, TimingOutput};
 
 /// The `trainer-timing` view.
 #[derive(Debug, Clone, Default)]
 pub struct TimingView;
 
 impl View for TimingView {
-    const SCENE: &'static str = "trainer-timing";
-    type Output = TimingOutput;
+    type Scene = warpscope_core::trainer::timing::TimingScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::trainer::timing::run(&TimingParams::from_values(values)?)
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

@@ -4,12 +4,9 @@
 use super::census::kind_name;
 use crate::i18n::tr;
 use crate::trf;
-use crate::views::{View, ViewContext};
+use crate::views::{Out, View, ViewContext};
 use crate::widgets::format_number;
 use crate::widgets::{self, LedgerBar};
-use warpscope_core::Error;
-use warpscope_core::params::ParamValues;
-use warpscope_core::scene::Scene;
 use warpscope_core::trainer::workspace::{TrainerLedger, WorkspaceOutput};
 
 /// The `trainer-workspace` view.
@@ -17,16 +14,9 @@ use warpscope_core::trainer::workspace::{TrainerLedger, WorkspaceOutput};
 pub struct WorkspaceView;
 
 impl View for WorkspaceView {
-    const SCENE: &'static str = "trainer-workspace";
-    type Output = warpscope_core::trainer::workspace::WorkspaceOutput;
+    type Scene = warpscope_core::trainer::workspace::WorkspaceScene;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<Self::Output, Error> {
-        warpscope_core::trainer::workspace::run(
-            &warpscope_core::trainer::workspace::WorkspaceParams::from_values(values)?,
-        )
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, out: &Self::Output, _cx: &mut ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, out: &Out<Self>, _cx: &mut ViewContext<'_>) {
         draw(ui, out);
     }
 }

@@ -44,8 +44,8 @@ use serde::Serialize;
 
 use super::normals;
 use crate::Error;
-use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::params::{ParamSpec, ParamValues, check_int};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::simt::trace::TraceSummary;
 use crate::simt::{EventKind, Trace};
 
@@ -111,9 +111,21 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];
 
+/// The scene's typed definition (`layernorm-dgamma`).
+pub struct DgammaScene;
+
+impl SceneDef for DgammaScene {
+    const ID: &'static str = "layernorm-dgamma";
+    type Output = DgammaOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&DgammaParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "layernorm-dgamma",
+    id: DgammaScene::ID,
     section: "§2.4",
     title: Text::new(
         "∇γ, ∇β: column sums, atomics, the 32 × 32 tile and bank conflicts",
@@ -124,8 +136,13 @@ pub const SCENE: Scene = Scene {
         "按列求和的三种（外加两段式）并行方式，分块版逐个线程束模拟。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&DgammaParams::from_values(v)?)?),
+    run: erase::<DgammaScene>(),
     input: None,
+    chapter: &Chapter::LAYERNORM,
+    featured: Featured::Event(40),
+    cost: Cost::Heavy {
+        caps: &[("rows", 1 << 13), ("cols", 1 << 12), ("segments", 1 << 10)],
+    },
 };
 
 /// Validated parameters.
@@ -171,9 +188,6 @@ impl DgammaParams {
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter and its valid range.
     pub fn validate(&self) -> Result<(), Error> {
-        if self.rows < 32 {
-            return Err(Error::invalid("rows", self.rows, "expected 32..=262144"));
-        }
         if self.rows > MAX_ROWS {
             return Err(Error::invalid(
                 "rows",
@@ -185,9 +199,8 @@ impl DgammaParams {
                 ),
             ));
         }
-        if !(1..=1 << 16).contains(&self.cols) {
-            return Err(Error::invalid("cols", self.cols, "expected 1..=65536"));
-        }
+        check_int(PARAMS, "rows", self.rows)?;
+        check_int(PARAMS, "cols", self.cols)?;
         if !SCHEMES.contains(&self.scheme.as_str()) {
             return Err(Error::invalid(
                 "scheme",
@@ -195,20 +208,9 @@ impl DgammaParams {
                 format!("expected one of {}", SCHEMES.join(", ")),
             ));
         }
-        if self.pad > 8 {
-            return Err(Error::invalid("pad", self.pad, "expected 0..=8"));
-        }
-        if !(1..=1 << 16).contains(&self.segments) {
-            return Err(Error::invalid(
-                "segments",
-                self.segments,
-                "expected 1..=65536",
-            ));
-        }
-        if !(2..=64).contains(&self.orders) {
-            return Err(Error::invalid("orders", self.orders, "expected 2..=64"));
-        }
-        Ok(())
+        check_int(PARAMS, "pad", self.pad)?;
+        check_int(PARAMS, "segments", self.segments)?;
+        check_int(PARAMS, "orders", self.orders)
     }
 }
 

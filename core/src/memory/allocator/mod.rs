@@ -27,7 +27,8 @@ use serde::Serialize;
 
 use super::mib;
 use crate::Error;
-use crate::scene::{InputSpec, Scene, to_json};
+use crate::params::ParamValues;
+use crate::scene::{Chapter, Cost, Featured, InputSpec, Scene, SceneDef, erase};
 
 pub use crate::caching::{
     Allocation, BlockView, CachingAllocator, LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC,
@@ -39,9 +40,58 @@ pub use workload::{AllocatorParams, MAX_EVENTS, Op, batch_lengths, batch_ops, ne
 
 use workload::PARAMS;
 
+/// `memory-allocator`'s result: the lecture's workload, or the user's trace. Serialises as the
+/// variant's summary (the report's `result` has no tag).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum AllocatorResult {
+    /// The variable-length workload at the parameters.
+    Workload(Box<AllocatorRun>),
+    /// The user's trace (`--input`), op by op.
+    Trace(trace::TraceRun),
+}
+
+/// The workload's summary and the whole simulated run it summarises (every batch's segment
+/// map, for the batch slider); serialises as the summary alone.
+#[derive(Debug, Clone)]
+pub struct AllocatorRun {
+    /// What `warpscope report memory-allocator` prints.
+    pub summary: AllocatorOutput,
+    /// The simulation it summarises.
+    pub sim: Simulation,
+}
+
+impl Serialize for AllocatorRun {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.summary.serialize(s)
+    }
+}
+
+/// The scene's typed definition (`memory-allocator`).
+pub struct AllocatorScene;
+
+impl SceneDef for AllocatorScene {
+    const ID: &'static str = "memory-allocator";
+    type Output = AllocatorResult;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        let sim = simulate(&AllocatorParams::from_values(v)?, false)?;
+        Ok(AllocatorResult::Workload(Box::new(AllocatorRun {
+            summary: summarise(&sim),
+            sim,
+        })))
+    }
+
+    fn run_input(v: &ParamValues, input: &serde_json::Value) -> Result<Self::Output, Error> {
+        Ok(AllocatorResult::Trace(trace::TraceRun::new(
+            parse_trace_input(v, input)?,
+        )))
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "memory-allocator",
+    id: AllocatorScene::ID,
     section: "§5.3",
     title: Text::new(
         "Caching allocator vs one up-front allocation",
@@ -52,8 +102,13 @@ pub const SCENE: Scene = Scene {
         "长度不同的批次把 PyTorch 的缓存分配器切得零零碎碎，直到它保留的显存远多于任何一批所需；LightSeq2 按最大形状一次性分配。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&AllocatorParams::from_values(v)?)?),
+    run: erase::<AllocatorScene>(),
     input: Some(&INPUT),
+    chapter: &Chapter::MEMORY,
+    featured: Featured::Nothing,
+    cost: Cost::Heavy {
+        caps: &[("batches", 20), ("layers", 4)],
+    },
 };
 
 /// What the scene takes from a file: an allocation trace.
@@ -62,7 +117,6 @@ pub const INPUT: InputSpec = InputSpec {
     example_params: &[],
     params: &["capacity_mib"],
     example: r#"{"trace": [["malloc", "a", 6291456], ["malloc", "b", 6291456], ["free", "a"], ["malloc", "c", 8388608]]}"#,
-    run: |v, input| to_json(&trace::run_trace(&parse_trace_input(v, input)?)),
 };
 
 /// Reads an input trace; the device defaults to the `capacity_mib` parameter.

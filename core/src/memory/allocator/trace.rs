@@ -9,6 +9,7 @@
 //! All sizes are bytes.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -19,6 +20,36 @@ use crate::caching::{
 };
 use crate::input::json;
 use crate::text::Text;
+
+/// A replayed trace: what the CLI prints and the validated trace itself (a view replays the
+/// segment map at any op on demand); serialises as [`TraceRun::output`].
+#[derive(Debug, Clone)]
+pub struct TraceRun {
+    /// A number no other run of this process has: a view keys its caches on it.
+    pub id: u64,
+    /// What `warpscope report memory-allocator --input` prints.
+    pub output: TraceOutput,
+    /// The validated trace.
+    pub trace: Trace,
+}
+
+impl TraceRun {
+    /// Replays `trace` ([`run_trace`]).
+    pub fn new(trace: Trace) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        TraceRun {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            output: run_trace(&trace),
+            trace,
+        }
+    }
+}
+
+impl Serialize for TraceRun {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.output.serialize(s)
+    }
+}
 
 /// Most ops one trace may hold.
 pub const MAX_TRACE: usize = 100_000;

@@ -70,7 +70,7 @@ use serde::Serialize;
 use crate::Error;
 use crate::device::{DEVICE_IDS, device};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 use crate::trainer::census::{Family, ModelSpec, model};
 use crate::trainer::workspace::TrainerLedger;
 
@@ -145,9 +145,21 @@ const PARAMS: &[ParamSpec] = &[
     .log(),
 ];
 
+/// The scene's typed definition (`step-ledger`).
+pub struct StepScene;
+
+impl SceneDef for StepScene {
+    const ID: &'static str = "step-ledger";
+    type Output = StepOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&StepParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "step-ledger",
+    id: StepScene::ID,
     section: "§6.1",
     title: Text::new(
         "The whole training step on paper: baseline vs LightSeq2",
@@ -158,8 +170,11 @@ pub const SCENE: Scene = Scene {
         "GPT-2 large，8 × 1024 个 token：逐阶段列出每个内核的 FLOPs、字节、发射次数和时间；按 token 数、GEMM 效率和设备扫描；论文实测的加速比放在模型旁边。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&StepParams::from_values(v)?)?),
+    run: erase::<StepScene>(),
     input: None,
+    chapter: &Chapter::STEP,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// Validated parameters.

@@ -237,7 +237,7 @@ fn invalid_parameters_are_refused_by_name() {
     v = SCENE.defaults();
     assert!(v.set(PARAMS, "gemm_efficiency", "0").is_err());
     v.set(PARAMS, "gemm_efficiency", "0.01").unwrap();
-    assert!((SCENE.run)(&v).is_ok());
+    assert!((SCENE.run)(&v, None).is_ok());
 }
 
 #[test]

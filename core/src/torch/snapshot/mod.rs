@@ -51,6 +51,7 @@ mod output;
 mod read;
 mod read_arena;
 mod replay;
+mod scene;
 mod synthetic;
 #[cfg(test)]
 mod tests;
@@ -65,13 +66,14 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 pub use action::Action;
 pub use history::{History, StateAt, StateBlock, StateSegment};
 pub use output::{MapBlock, MapSegment, SnapshotOutput, summarise};
 pub use read::{parse, read_file};
 pub use replay::{Replay, replay};
+pub use scene::{SnapshotRun, SnapshotScene};
 #[doc(hidden)]
 pub use synthetic::synthetic;
 pub use whatif::{WhatIf, WhatIfParams, WhatIfSettings};
@@ -158,7 +160,7 @@ const MAX_EVENT_PARAM: i64 = MAX_TRACE_EVENTS as i64 - 1;
 
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "memory-snapshot",
+    id: SnapshotScene::ID,
     section: "§5.3",
     title: Text::new("Real PyTorch memory snapshots", "真实的 PyTorch 显存快照"),
     summary: Text::new(
@@ -166,8 +168,11 @@ pub const SCENE: Scene = Scene {
         "读取 torch.cuda.memory._snapshot() 的 pickle（不执行其中任何东西），并用分配器模拟器重放它的轨迹。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(v)?),
+    run: erase::<SnapshotScene>(),
     input: None,
+    chapter: &Chapter::MEMORY,
+    featured: Featured::Param("event"),
+    cost: Cost::File,
 };
 
 /// A block's state.

@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 pub use experiment::{
     GammaRun, MeanErrors, SampleTrajectory, TrajectoryStep, gamma_experiment, targets,
@@ -71,9 +71,21 @@ pub const MAX_ELEMENT_STEPS: u64 = 50_000_000;
 /// added when it is not among them.
 pub const SWEEP_LRS: [f64; 3] = [1e-4, 3e-4, 1e-3];
 
+/// The scene's typed definition (`trainer-fp16`).
+pub struct Fp16Scene;
+
+impl SceneDef for Fp16Scene {
+    const ID: &'static str = "trainer-fp16";
+    type Output = Fp16Output;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&Fp16Params::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "trainer-fp16",
+    id: Fp16Scene::ID,
     section: "§4.3",
     title: Text::new(
         "FP16 storage swallows small updates",
@@ -84,8 +96,13 @@ pub const SCENE: Scene = Scene {
         "Adam 下 FP16 存储与 FP32 主参数的 γ 对比：小于半个 FP16 间距的更新会消失。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&Fp16Params::from_values(v)?)?),
+    run: erase::<Fp16Scene>(),
     input: None,
+    chapter: &Chapter::TRAINER,
+    featured: Featured::Nothing,
+    cost: Cost::Heavy {
+        caps: &[("count", 20_000), ("steps", 200)],
+    },
 };
 
 /// Validated parameters.

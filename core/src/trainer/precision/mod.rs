@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{InputSpec, Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, InputSpec, Scene, SceneDef, erase};
 use crate::text::Text;
 
 pub use format::Format;
@@ -71,12 +71,27 @@ pub const INPUT: InputSpec = InputSpec {
     example_params: &[],
     params: &["storage", "master", "state"],
     example: r#"{"param": 1.0, "grad": 0.001, "steps": 20, "lr": 0.0001, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.0, "loss_scale": 1.0, "unscale_times": 1}"#,
-    run: |v, input| to_json(&run(&parse_input(input)?, precision(v)?)),
 };
+
+/// The scene's typed definition (`trainer-adam`).
+pub struct AdamScene;
+
+impl SceneDef for AdamScene {
+    const ID: &'static str = "trainer-adam";
+    type Output = AdamOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        Ok(run(&lecture_input(), precision(v)?))
+    }
+
+    fn run_input(v: &ParamValues, input: &serde_json::Value) -> Result<Self::Output, Error> {
+        Ok(run(&parse_input(input)?, precision(v)?))
+    }
+}
 
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "trainer-adam",
+    id: AdamScene::ID,
     section: "§4.3",
     title: Text::new(
         "Adam on one parameter, in every precision",
@@ -87,8 +102,11 @@ pub const SCENE: Scene = Scene {
         "一个参数逐步走 Adam：没有主参数的 FP16 或 bfloat16 存储会吞掉小的更新；FP16 状态里 ε = 1e-8 会被舍入成 0。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&lecture_input(), precision(v)?)),
+    run: erase::<AdamScene>(),
     input: Some(&INPUT),
+    chapter: &Chapter::TRAINER,
+    featured: Featured::Nothing,
+    cost: Cost::Light,
 };
 
 /// The precision the parameters choose.

@@ -33,7 +33,7 @@ use serde::Serialize;
 use crate::Error;
 use crate::device::{DEVICE_IDS, device};
 use crate::params::{ParamSpec, ParamValues};
-use crate::scene::{Scene, to_json};
+use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 use super::adam::AdamConfig;
 use super::census::{MODEL_IDS, ParamTensor, model, total_parameters};
@@ -79,9 +79,21 @@ fn instance_bytes_per_element() -> u64 {
     (2 * (Precision::Fp16.bytes() + 2 * Precision::Fp32.bytes()) + Precision::Fp16.bytes()) as u64
 }
 
+/// The scene's typed definition (`trainer-workspace`).
+pub struct WorkspaceScene;
+
+impl SceneDef for WorkspaceScene {
+    const ID: &'static str = "trainer-workspace";
+    type Output = WorkspaceOutput;
+
+    fn run(v: &ParamValues) -> Result<Self::Output, Error> {
+        run(&WorkspaceParams::from_values(v)?)
+    }
+}
+
 /// The registry entry.
 pub const SCENE: Scene = Scene {
-    id: "trainer-workspace",
+    id: WorkspaceScene::ID,
     section: "§4.2",
     title: Text::new(
         "Workspace: hundreds of tensors linked into one buffer",
@@ -92,8 +104,11 @@ pub const SCENE: Scene = Scene {
         "逐张量、带 FP32 主参数的训练器（每个参数 40 B，每个张量 3 次发射）vs 在链接好的 FP16 workspace 上跑一个内核（每个参数 22 B，1 次发射）；逐张量 Adam 与整块 Adam 逐位相同。",
     ),
     params: PARAMS,
-    run: |v| to_json(&run(&WorkspaceParams::from_values(v)?)?),
+    run: erase::<WorkspaceScene>(),
     input: None,
+    chapter: &Chapter::TRAINER,
+    featured: Featured::Nothing,
+    cost: Cost::Heavy { caps: &[] },
 };
 
 /// Validated parameters.

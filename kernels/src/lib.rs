@@ -8,9 +8,9 @@
 //! reports what it is; with no adapter at all it returns [`NoAdapter`], and the app runs in
 //! simulation and says so.
 //!
-//! Kernels ([`KERNELS`], one file each under [`kernel`] behind the [`Kernel`] trait, run by
-//! [`run_kernel`] / [`run_kernel_with`] for `warpscope run KERNEL --json`), each two variants
-//! at one shape, verified and timed:
+//! Kernels ([`KERNELS`], one file each under [`kernel`](mod@kernel) behind the [`Kernel`]
+//! trait, run by [`run_kernel`] / [`run_kernel_with`] for `warpscope run KERNEL --json`), each
+//! two variants at one shape, verified and timed:
 //!
 //! - `layernorm-bw` ([`layernorm`]): fused ∇x (one reduction, one barrier) vs the autograd-style
 //!   chain of 7 kernels;
@@ -45,7 +45,7 @@ pub mod softmax;
 
 pub use kernel::{Kernel, KernelInfo};
 pub use run::{
-    Comparison, CopyBandwidth, F16Storage, KERNELS, KernelRun, RunOptions, VariantRun, kernel,
+    Comparison, CopyBandwidth, F16Storage, KERNELS, KernelRun, RunOptions, VariantRun, find_kernel,
     kernel_info, kernel_names, run_kernel, run_kernel_with,
 };
 pub use runner::{KernelError, Timing, TimingMethod, Tolerance, Verification};

@@ -39,14 +39,14 @@ pub fn kernel_names() -> Vec<&'static str> {
 /// # Errors
 /// [`KernelError::UnknownKernel`] listing the names.
 pub fn kernel_info(name: &str) -> Result<&'static KernelInfo, KernelError> {
-    kernel(name).map(|k| k.info())
+    find_kernel(name).map(|k| k.info())
 }
 
 /// The registry's kernel named `name`.
 ///
 /// # Errors
 /// [`KernelError::UnknownKernel`] listing the names.
-pub fn kernel(name: &str) -> Result<&'static dyn Kernel, KernelError> {
+pub fn find_kernel(name: &str) -> Result<&'static dyn Kernel, KernelError> {
     KERNELS
         .iter()
         .copied()
@@ -255,8 +255,8 @@ pub struct F16Storage {
     pub note: String,
     /// Bytes moved per parameter per step (22).
     pub bytes_per_param: u64,
-    /// `linked-f16`, `per-tensor-f16`: p verified within [`Tolerance::F16`] of
-    /// `warpscope_core::trainer::adam::adam_f16`, m and v within [`Tolerance::F32`].
+    /// `linked-f16`, `per-tensor-f16`: p verified within [`crate::runner::Tolerance::F16`] of
+    /// `warpscope_core::trainer::adam::adam_f16`, m and v within [`crate::runner::Tolerance::F32`].
     pub variants: Vec<VariantRun>,
     /// per-tensor-f16 vs linked-f16.
     pub comparison: Option<Comparison>,
@@ -344,7 +344,7 @@ pub fn run_kernel_with(
     ctx: &DeviceContext,
     opts: &RunOptions,
 ) -> Result<KernelRun, KernelError> {
-    let k = kernel(name)?;
+    let k = find_kernel(name)?;
     let values = opts.resolve(k.info())?;
     let runs = opts.runs.unwrap_or(DEFAULT_RUNS).clamp(1, MAX_RUNS);
     k.run(ctx, values, runs)

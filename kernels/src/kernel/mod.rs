@@ -63,7 +63,7 @@ pub trait Kernel: Sync {
     fn info(&self) -> &'static KernelInfo;
 
     /// Runs both variants on `ctx` with `values` (resolved against [`KernelInfo::params`]),
-    /// `runs` timed runs each, verified and compared ([`crate::run::finish`]).
+    /// `runs` timed runs each, verified and compared (`run::finish`).
     ///
     /// # Errors
     /// [`KernelError::InvalidOption`] for a shape the kernel or core refuses, shader / device /

@@ -637,6 +637,19 @@ fn measured_area(
     ))
 }
 
+/// The scenes `WARPSCOPE_SNAPSHOT_SCENES` names (comma-separated ids), or every scene when it
+/// is unset: `UPDATE_SNAPSHOTS=1 WARPSCOPE_SNAPSHOT_SCENES=kernel-lab` writes one new scene's
+/// images without rendering (or rewriting) the others.
+fn snapshot_scenes() -> Vec<&'static warpscope_core::scene::Scene> {
+    let only = std::env::var("WARPSCOPE_SNAPSHOT_SCENES").ok();
+    warpscope_core::scene::scenes()
+        .filter(|s| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|id| id.trim() == s.id))
+        })
+        .collect()
+}
+
 /// Renders every registered scene at `size` in `theme` and language `zh`, at its featured
 /// event (stepped with the "Step event >" button when `click`, else set directly), and compares
 /// each with `snapshots/<folder>/<scene>.png`; all differences are reported together.
@@ -651,7 +664,7 @@ fn snapshot_every_scene(
         return;
     }
     let mut results = egui_kittest::SnapshotResults::new();
-    for scene in warpscope_core::scene::scenes() {
+    for scene in snapshot_scenes() {
         let mut app = WarpscopeApp::new(Some(scene.id));
         app.synchronous = true;
         app.zh = zh;

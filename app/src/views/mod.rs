@@ -12,6 +12,7 @@
 
 pub mod banks;
 pub mod generic;
+pub mod lab;
 pub mod layernorm;
 pub mod memory;
 pub mod reduction;
@@ -38,6 +39,9 @@ pub struct ViewContext<'a> {
     pub gpu: &'a mut GpuPanel,
     /// The parameter values on screen (a recording is made with them).
     pub values: &'a ParamValues,
+    /// Parameter values the view asks for (the kernel lab's example picker): the window sets
+    /// them and recomputes after the frame; a figure has no window and ignores them.
+    pub set_values: Vec<(&'static str, warpscope_core::params::ParamValue)>,
 }
 
 /// A scene's view: its typed result, its own state (`Self`) and how it is drawn.

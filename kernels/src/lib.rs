@@ -25,6 +25,10 @@
 //! `warpscope_core::simt::Trace` with the device's subgroup size and compared with the scene's
 //! simulation (`warpscope run softmax-bw --record --json`).
 //!
+//! The kernel lab ([`lab`]): a user's own WGSL kernel (or a bundled example) run with a
+//! `warpscope_core::lab::dispatch::Dispatch`'s buffers, read back, timed and compared with
+//! the simulation (`warpscope run kernel-lab`).
+//!
 //! The host side (buffers, pipelines with shader errors as values, timestamp or host timing,
 //! verification) is [`runner`]; WGSL sources are in `src/shaders/`.
 
@@ -33,6 +37,7 @@ use serde::Serialize;
 pub mod adam;
 pub mod data;
 pub mod dgamma;
+pub mod lab;
 pub mod layernorm;
 pub mod record;
 pub mod run;

@@ -5,11 +5,12 @@
 //!
 //! One file per part: [`wgsl`] (the highlighter), [`source`] (the listing and its columns),
 //! [`editor`] (editing in the window: *Save and run* sets the `source` parameter to the file),
-//! [`event`] (the current event), [`workgroup`] (the warps and their barriers), [`summary`]
+//! [`event`] (the current event), [`gpu`] (the same source run on the adapter, compared), [`workgroup`] (the warps and their barriers), [`summary`]
 //! (examples, warnings, totals).
 
 pub mod editor;
 pub mod event;
+pub mod gpu;
 pub mod source;
 pub mod summary;
 pub mod wgsl;
@@ -21,6 +22,7 @@ mod tests;
 use std::sync::Arc;
 
 use warpscope_core::Error;
+use warpscope_core::lab::dispatch::Dispatch;
 use warpscope_core::lab::output::LabOutput;
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
@@ -39,6 +41,8 @@ pub struct LabShown {
     pub name: String,
     /// The WGSL text that ran.
     pub source: Arc<str>,
+    /// The dispatch it ran with (the GPU panel runs the same one).
+    pub dispatch: Dispatch,
     /// The simulation.
     pub out: LabOutput,
 }
@@ -50,6 +54,8 @@ pub struct KernelLabView {
     pub selected_line: Option<u32>,
     /// The in-window editor.
     pub editor: editor::Editor,
+    /// The GPU run of the source shown.
+    pub gpu: gpu::GpuSlot,
 }
 
 impl View for KernelLabView {
@@ -155,6 +161,8 @@ fn draw(ui: &mut egui::Ui, shown: &LabShown, view: &mut KernelLabView, cx: &mut 
     }
     ui.add_space(8.0);
     summary::totals(ui, o);
+    ui.add_space(8.0);
+    gpu::panel(ui, &view.gpu, shown);
     ui.add_space(4.0);
     ui.label(
         egui::RichText::new(tr(

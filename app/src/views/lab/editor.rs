@@ -42,8 +42,12 @@ pub struct SourceProblem {
 
 /// Where `source` fails to parse or validate (core's parser, naga).
 fn check_source(source: &str) -> Option<SourceProblem> {
-    let _ = source;
-    None
+    warpscope_core::lab::module::parse(source)
+        .err()
+        .map(|e| SourceProblem {
+            line: e.line,
+            text: e.text(),
+        })
 }
 
 /// The file an edit of `name` (the `source` parameter) is saved to: the user's own file, with

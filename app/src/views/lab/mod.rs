@@ -64,12 +64,51 @@ impl View for KernelLabView {
 
     fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<LabShown, Error> {
         let name = values.text("source")?.to_owned();
-        let _ = name;
-        // The simulator (`core::lab::simulate`) lands with the scene; until then there is no
-        // result to draw.
-        Err(Error::BadInput(
-            "the kernel-lab simulator is not built yet".to_owned(),
-        ))
+        let (_, input) = load_source(&name)?;
+        let Some(input) = input else {
+            return Err(Error::input(
+                "",
+                format!(
+                    "`{name}` is a file: give its dispatch under Your input (JSON) or with --input FILE.json (workgroups and buffers)"
+                ),
+            ));
+        };
+        let json: serde_json::Value = serde_json::from_str(input)
+            .map_err(|e| Error::BadInput(format!("bundled dispatch: {e}")))?;
+        Self::compute_input(_scene, values, &json)
+    }
+
+    fn compute_input(
+        _scene: &'static Scene,
+        values: &ParamValues,
+        input: &serde_json::Value,
+    ) -> Result<LabShown, Error> {
+        let name = values.text("source")?.to_owned();
+        let (source, _) = load_source(&name)?;
+        let dispatch = Dispatch::from_json(input)?;
+        let entry = values.text("entry")?.trim();
+        let sg = values.text("subgroup_size")?;
+        let subgroup_size: u32 = sg.parse().map_err(|_| {
+            Error::invalid(
+                "subgroup_size",
+                sg,
+                warpscope_core::error::Expected::OneOf(
+                    ["8", "16", "32", "64"].map(str::to_owned).to_vec(),
+                ),
+            )
+        })?;
+        let out = warpscope_core::lab::simulate(
+            &source,
+            (!entry.is_empty()).then_some(entry),
+            subgroup_size,
+            &dispatch,
+        )?;
+        Ok(LabShown {
+            name,
+            source: Arc::from(source),
+            dispatch,
+            out,
+        })
     }
 
     fn events(&self, out: &LabShown) -> usize {
@@ -83,8 +122,22 @@ impl View for KernelLabView {
 
 /// The 1-based source line an event executed, when the trace knows it.
 pub fn event_line(e: &Event) -> Option<u32> {
-    let _ = e;
-    None
+    e.line
+}
+
+/// The kernel's text and, for a bundled example, its own dispatch JSON.
+///
+/// # Errors
+/// `source` neither an example nor a readable `.wgsl` file.
+fn load_source(source: &str) -> Result<(String, Option<&'static str>), Error> {
+    if let Some(ex) = warpscope_core::lab::examples::find(source.trim()) {
+        return Ok((ex.source.to_owned(), Some(ex.input)));
+    }
+    let path = warpscope_core::memory::snapshot::expand_home(source.trim());
+    let bytes = warpscope_core::input::read_regular(&path, 1 << 20, "WGSL source")?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::BadInput(format!("`{source}` is not UTF-8 text")))?;
+    Ok((text, None))
 }
 
 /// The event at timeline position `pos`, with its warp.

@@ -41,6 +41,7 @@ fn event(seq: u64, kind: EventKind, value: impl Fn(u32) -> Option<f64>) -> Event
                 source: None,
             })
             .collect(),
+        line: None,
         metrics: Metrics {
             wavefronts: Some(1),
             ideal_wavefronts: Some(1),
@@ -175,6 +176,36 @@ pub(super) fn fixture() -> LabShown {
     }
 }
 
+/// `name`'s bundled example simulated with warps of `subgroup` lanes.
+pub(super) fn example(name: &str, subgroup: &str) -> LabShown {
+    let spec = [
+        warpscope_core::params::ParamSpec::text("source", "", "", "reduce-shared"),
+        warpscope_core::params::ParamSpec::text("entry", "", "", ""),
+        warpscope_core::params::ParamSpec::text("subgroup_size", "", "", "32"),
+    ];
+    let mut v = ParamValues::defaults(&spec);
+    v.set(&spec, "source", name).unwrap();
+    v.set(&spec, "subgroup_size", subgroup).unwrap();
+    let scene: &'static warpscope_core::scene::Scene =
+        warpscope_core::scene::scenes().next().unwrap();
+    KernelLabView::compute(scene, &v).unwrap()
+}
+
+#[test]
+fn the_default_example_runs_and_its_events_name_their_lines() {
+    let shown = example("reduce-shared", "32");
+    let o = &shown.out;
+    assert!(!o.lines.is_empty());
+    let tl = o.trace.timeline();
+    assert_eq!(tl.len(), o.events);
+    // Every event the stepper walks names a line of the source.
+    let n = shown.source.lines().count() as u32;
+    for &(w, i) in &tl {
+        let line = super::event_line(&o.trace.warps[w].events[i]).unwrap();
+        assert!((1..=n).contains(&line));
+    }
+}
+
 #[test]
 fn warps_wait_at_the_barrier_until_the_last_one_arrives() {
     let o = fixture().out;
@@ -248,7 +279,7 @@ fn render_for_review() {
         return;
     };
     for (name, w, theme, zh, pos) in [
-        ("dark-en-1024", 1024.0, crate::theme::Theme::Dark, false, 2),
+        ("dark-en-1024", 1024.0, crate::theme::Theme::Dark, false, 40),
         (
             "slides-zh-1400",
             1400.0,
@@ -264,7 +295,11 @@ fn render_for_review() {
             14,
         ),
     ] {
-        let shown = fixture();
+        let shown = if name.starts_with("slides") {
+            fixture()
+        } else {
+            example("reduce-shared", "32")
+        };
         let mut h =
             Harness::builder()
                 .with_size(egui::vec2(w, 1500.0))

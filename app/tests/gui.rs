@@ -127,6 +127,41 @@ fn every_scene_opens_and_draws_its_result() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The kernel lab.
+
+#[test]
+fn kernel_lab_steps_lights_the_line_and_picks_an_example() {
+    let mut h = harness("kernel-lab");
+    h.run();
+    // The default example's first event: warp 0 loads its element on line 12.
+    h.get_by_label_contains("▶ warp 0 · ld.global.b32 · line 12: partial[tid] = input[gid.x];");
+    h.get_by_label_contains("Event 0 of ");
+    // Warp 0 passes the first barrier (line 13) once every warp has stored: none waits now.
+    h.get_by_label("Next barrier >|").click();
+    h.run();
+    h.get_by_label_contains("▶ warp 0 · bar.sync #1 · line 13: workgroupBarrier();");
+    h.get_by_label_contains("Workgroup: 8 warps, none waiting at a barrier");
+    // One event back: warp 7's store, the other seven warps waiting at that barrier.
+    h.get_by_label("< Back").click();
+    h.run();
+    h.get_by_label_contains("▶ warp 7 · st.shared.b32 · line 12:");
+    h.get_by_label_contains("Workgroup: 7 of 8 warps wait at barrier #1 (line 13)");
+    h.get_by_label_contains("Shared-memory request: 1 wavefront(s), ideal 1");
+    // The example picker sets the `source` parameter; the window recomputes.
+    h.get_by_role_and_label(Role::ComboBox, "Example:").click();
+    h.run();
+    h.get_by_label("dgamma-32").click();
+    h.run();
+    h.run();
+    let source = h
+        .state_mut()
+        .state("kernel-lab")
+        .map(|s| s.values.text("source").unwrap_or("").to_owned());
+    assert_eq!(source.as_deref(), Some("dgamma-32"));
+    h.get_by_label_contains("The lecture's ∇γ tile stores partials as buf[y][x]");
+}
+
+// ---------------------------------------------------------------------------------------------
 // Lab D: memory.
 
 /// The allocator view's state: (batch drawn, playing).
@@ -594,13 +629,16 @@ fn snapshot_timeline_scrubs_and_zooms_event_by_event() {
 // dark theme, slides in both languages, and the small window in the other theme/language pairs.
 
 /// The event each stepped scene is shown at: mid-butterfly for the reductions, the padded
-/// tile's first load for ∇γ; 0 for the rest.
+/// tile's first load for ∇γ, the kernel lab's last store before its first barrier; 0 for the
+/// rest.
 fn featured_event(scene: &str) -> usize {
     match scene {
         "reduction" => 6,
         "softmax-warp" => 4,
         "layernorm-syncs" => 8,
         "layernorm-dgamma" => 40,
+        // The last store before the first barrier: the bank grid, and seven warps waiting.
+        "kernel-lab" => 15,
         _ => 0,
     }
 }

@@ -215,6 +215,7 @@ pub static REGISTRY: &[Entry] = &[
     line::<memory::diff::DiffView>(),
     line::<step::ledger::LedgerView>(),
     line::<step::exercises::ExercisesView>(),
+    line::<lab::KernelLabView>(),
 ];
 
 /// The generic table, for scenes without a view of their own.
@@ -238,6 +239,7 @@ mod tests {
             "layernorm-dgamma",
             "softmax-warp",
             "memory-snapshot",
+            "kernel-lab",
         ];
         let mut seen = std::collections::BTreeSet::new();
         let other: Output = Arc::new(0_u8);

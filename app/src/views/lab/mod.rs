@@ -24,6 +24,7 @@ use std::sync::Arc;
 use warpscope_core::Error;
 use warpscope_core::lab::dispatch::Dispatch;
 use warpscope_core::lab::output::LabOutput;
+use warpscope_core::lab::scene::{LabParams, load_source};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 use warpscope_core::simt::Trace;
@@ -62,20 +63,21 @@ impl View for KernelLabView {
     const SCENE: &'static str = "kernel-lab";
     type Output = LabShown;
 
-    fn compute(_scene: &'static Scene, values: &ParamValues) -> Result<LabShown, Error> {
-        let name = values.text("source")?.to_owned();
-        let (_, input) = load_source(&name)?;
+    fn compute(scene: &'static Scene, values: &ParamValues) -> Result<LabShown, Error> {
+        let p = LabParams::from_values(values)?;
+        let (_, input) = load_source(&p.source)?;
         let Some(input) = input else {
             return Err(Error::input(
                 "",
                 format!(
-                    "`{name}` is a file: give its dispatch under Your input (JSON) or with --input FILE.json (workgroups and buffers)"
+                    "`{}` is a file: give its dispatch under Your input (JSON) or with --input FILE.json (workgroups and buffers)",
+                    p.source
                 ),
             ));
         };
         let json: serde_json::Value = serde_json::from_str(input)
             .map_err(|e| Error::BadInput(format!("bundled dispatch: {e}")))?;
-        Self::compute_input(_scene, values, &json)
+        Self::compute_input(scene, values, &json)
     }
 
     fn compute_input(
@@ -83,28 +85,20 @@ impl View for KernelLabView {
         values: &ParamValues,
         input: &serde_json::Value,
     ) -> Result<LabShown, Error> {
-        let name = values.text("source")?.to_owned();
-        let (source, _) = load_source(&name)?;
+        // `scene::run_input`'s steps, keeping the text and the dispatch the view shows and the
+        // GPU panel reruns.
+        let p = LabParams::from_values(values)?;
+        let (source, _) = load_source(&p.source)?;
         let dispatch = Dispatch::from_json(input)?;
-        let entry = values.text("entry")?.trim();
-        let sg = values.text("subgroup_size")?;
-        let subgroup_size: u32 = sg.parse().map_err(|_| {
-            Error::invalid(
-                "subgroup_size",
-                sg,
-                warpscope_core::error::Expected::OneOf(
-                    ["8", "16", "32", "64"].map(str::to_owned).to_vec(),
-                ),
-            )
-        })?;
+        let entry = p.entry.trim();
         let out = warpscope_core::lab::simulate(
             &source,
             (!entry.is_empty()).then_some(entry),
-            subgroup_size,
+            p.subgroup_size,
             &dispatch,
         )?;
         Ok(LabShown {
-            name,
+            name: p.source,
             source: Arc::from(source),
             dispatch,
             out,
@@ -123,21 +117,6 @@ impl View for KernelLabView {
 /// The 1-based source line an event executed, when the trace knows it.
 pub fn event_line(e: &Event) -> Option<u32> {
     e.line
-}
-
-/// The kernel's text and, for a bundled example, its own dispatch JSON.
-///
-/// # Errors
-/// `source` neither an example nor a readable `.wgsl` file.
-fn load_source(source: &str) -> Result<(String, Option<&'static str>), Error> {
-    if let Some(ex) = warpscope_core::lab::examples::find(source.trim()) {
-        return Ok((ex.source.to_owned(), Some(ex.input)));
-    }
-    let path = warpscope_core::memory::snapshot::expand_home(source.trim());
-    let bytes = warpscope_core::input::read_regular(&path, 1 << 20, "WGSL source")?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Error::BadInput(format!("`{source}` is not UTF-8 text")))?;
-    Ok((text, None))
 }
 
 /// The event at timeline position `pos`, with its warp.

@@ -1,29 +1,47 @@
 //! The stepped workgroup at the current event: one cell per warp, saying whether it waits at a
-//! barrier (and which), has run past its last event, has not started, or is where the
-//! schedule is — the warp the stepper's event belongs to outlined.
+//! barrier (and which), has been released by one and waits its turn, has finished, has not
+//! started, or is the warp the stepper's event belongs to (outlined).
+//!
+//! The trace records a barrier once per warp when that warp *passes* it, in the deterministic
+//! schedule's order (warp 0 runs until it blocks, then warp 1, …). So between its events a warp
+//! other than the running one is blocked: at the barrier its next event passes — still waiting
+//! while no warp has passed that barrier yet, released once one has.
 
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use warpscope_core::simt::{EventKind, Trace};
 
 use crate::i18n::tr;
 use crate::trf;
-use crate::widgets::{BLUE, GREY, ORANGE};
+use crate::widgets::{BLUE, GREY, ORANGE, SKY};
 
 /// Where one warp stands at the current event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WarpState {
-    /// None of its events has run yet.
+    /// None of its events has run yet, and the next is not a barrier.
     NotStarted,
-    /// It has run events and is not held at a barrier; `line` is where its last event was.
-    Running {
-        /// The source line of its last event, when known.
+    /// The warp of the current event; `line` is that event's.
+    Current {
+        /// The event's source line, when known.
         line: Option<u32>,
     },
-    /// Its last event was barrier `index` and some warp of the workgroup has not reached it.
+    /// Blocked at barrier `index`, which some warp has not reached yet.
     Waiting {
-        /// The barrier's number (1 = the first).
+        /// The barrier's number (1 = the first the workgroup passes).
         index: u32,
         /// Its source line, when known.
+        line: Option<u32>,
+    },
+    /// Barrier `index` is complete (another warp has passed it); this warp resumes when the
+    /// schedule comes to it.
+    Released {
+        /// The barrier's number.
+        index: u32,
+        /// Its source line, when known.
+        line: Option<u32>,
+    },
+    /// Has run events and waits its turn elsewhere than at a barrier; `line` is its last.
+    Ready {
+        /// The source line of its last event, when known.
         line: Option<u32>,
     },
     /// All its events have run.
@@ -34,45 +52,51 @@ pub enum WarpState {
 pub fn states(trace: &Trace, timeline: &[(usize, usize)], pos: usize) -> Vec<WarpState> {
     let n = trace.warps.len();
     let mut done = vec![0usize; n];
-    let mut last: Vec<Option<usize>> = vec![None; n];
+    let mut passed: Vec<u32> = Vec::new();
     for &(w, i) in timeline.iter().take(pos.saturating_add(1)) {
         if let Some(d) = done.get_mut(w) {
             *d += 1;
-            last[w] = Some(i);
+        }
+        if let Some(EventKind::Barrier { index }) = trace
+            .warps
+            .get(w)
+            .and_then(|wt| wt.events.get(i))
+            .map(|e| e.kind)
+        {
+            passed.push(index);
         }
     }
-    // Warps that have arrived at each barrier by now.
-    let arrived = |index: u32| {
-        trace
-            .warps
-            .iter()
-            .zip(&done)
-            .filter(|(wt, d)| {
-                wt.events
-                    .iter()
-                    .take(**d)
-                    .any(|e| e.kind == EventKind::Barrier { index })
-            })
-            .count()
-    };
+    let current = timeline.get(pos).map(|&(w, _)| w);
     trace
         .warps
         .iter()
         .enumerate()
         .map(|(w, wt)| {
-            let Some(i) = last[w] else {
-                return WarpState::NotStarted;
-            };
-            let Some(e) = wt.events.get(i) else {
-                return WarpState::NotStarted;
-            };
-            let line = super::event_line(e);
-            match e.kind {
-                EventKind::Barrier { index } if arrived(index) < n => {
-                    WarpState::Waiting { index, line }
-                }
-                _ if done[w] == wt.events.len() => WarpState::Done,
-                _ => WarpState::Running { line },
+            let ran = done.get(w).copied().unwrap_or(0);
+            if current == Some(w) {
+                let line = ran
+                    .checked_sub(1)
+                    .and_then(|i| wt.events.get(i))
+                    .and_then(super::event_line);
+                return WarpState::Current { line };
+            }
+            match wt.events.get(ran) {
+                None if ran > 0 => WarpState::Done,
+                None => WarpState::NotStarted,
+                Some(next) => match next.kind {
+                    EventKind::Barrier { index } => {
+                        let line = super::event_line(next);
+                        if passed.contains(&index) {
+                            WarpState::Released { index, line }
+                        } else {
+                            WarpState::Waiting { index, line }
+                        }
+                    }
+                    _ if ran == 0 => WarpState::NotStarted,
+                    _ => WarpState::Ready {
+                        line: wt.events.get(ran - 1).and_then(super::event_line),
+                    },
+                },
             }
         })
         .collect()
@@ -138,16 +162,27 @@ pub fn show(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
                 GREY.gamma_multiply(0.25),
                 tr(ui, "not started", "未开始").to_owned(),
             ),
-            WarpState::Running { line } => (
+            WarpState::Current { line } => (
                 BLUE.gamma_multiply(0.8),
                 line.map_or_else(
                     || tr(ui, "running", "运行中").to_owned(),
-                    |l| trf!(ui, "line {l}", "第 {l} 行"),
+                    |l| trf!(ui, "runs line {l}", "执行第 {l} 行"),
                 ),
             ),
             WarpState::Waiting { index, .. } => {
-                (ORANGE, trf!(ui, "barrier #{index}", "屏障 #{index}"))
+                (ORANGE, trf!(ui, "waits at #{index}", "等待屏障 #{index}"))
             }
+            WarpState::Released { index, .. } => (
+                SKY.gamma_multiply(0.7),
+                trf!(ui, "#{index} passed", "已过屏障 #{index}"),
+            ),
+            WarpState::Ready { line } => (
+                SKY.gamma_multiply(0.7),
+                line.map_or_else(
+                    || tr(ui, "ready", "就绪").to_owned(),
+                    |l| trf!(ui, "ready · line {l}", "就绪 · 第 {l} 行"),
+                ),
+            ),
             WarpState::Done => (
                 GREY.gamma_multiply(0.6),
                 tr(ui, "done", "已结束").to_owned(),
@@ -179,8 +214,8 @@ pub fn show(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
     {
         resp.on_hover_text(tr(
             ui,
-            "Orange: waits at a barrier until every warp of the workgroup arrives. Blue: has run up to this event (its last line). Grey: done, or not started yet. Outlined: the warp of the current event. The schedule runs warp 0 until it blocks, then warp 1, …",
-            "橙色：在屏障等待，直到工作组里每个线程束都到达。蓝色：已运行到当前事件（显示它最后执行的行）。灰色：已结束或尚未开始。加框：当前事件所在的线程束。调度顺序：线程束 0 运行到阻塞，然后线程束 1，……",
+            "Orange: waits at a barrier until every warp of the workgroup arrives. Blue, outlined: the warp of the current event. Light blue: the barrier is complete (or the warp is between instructions) and it resumes when the schedule comes to it. Grey: done, or not started yet. The schedule runs warp 0 until it blocks, then warp 1, …",
+            "橙色：在屏障等待，直到工作组里每个线程束都到达。蓝色加框：当前事件所在的线程束。浅蓝色：屏障已完成（或在两条指令之间），轮到它时继续执行。灰色：已结束或尚未开始。调度顺序：线程束 0 运行到阻塞，然后线程束 1，……",
         ));
     }
 }

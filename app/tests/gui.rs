@@ -130,6 +130,41 @@ fn every_scene_opens_and_draws_its_result() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The kernel lab.
+
+#[test]
+fn kernel_lab_steps_lights_the_line_and_picks_an_example() {
+    let mut h = harness("kernel-lab");
+    h.run();
+    // The default example's first event: warp 0 loads its element on line 12.
+    h.get_by_label_contains("▶ warp 0 · ld.global.b32 · line 12: partial[tid] = input[gid.x];");
+    h.get_by_label_contains("Event 0 of ");
+    // Warp 0 passes the first barrier (line 13) once every warp has stored: none waits now.
+    h.get_by_label("Next barrier >|").click();
+    h.run();
+    h.get_by_label_contains("▶ warp 0 · bar.sync #1 · line 13: workgroupBarrier();");
+    h.get_by_label_contains("Workgroup: 8 warps, none waiting at a barrier");
+    // One event back: warp 7's store, the other seven warps waiting at that barrier.
+    h.get_by_label("< Back").click();
+    h.run();
+    h.get_by_label_contains("▶ warp 7 · st.shared.b32 · line 12:");
+    h.get_by_label_contains("Workgroup: 7 of 8 warps wait at barrier #1 (line 13)");
+    h.get_by_label_contains("Shared-memory request: 1 wavefront(s), ideal 1");
+    // The example picker sets the `source` parameter; the window recomputes.
+    h.get_by_role_and_label(Role::ComboBox, "Example:").click();
+    h.run();
+    h.get_by_label("dgamma-32").click();
+    h.run();
+    h.run();
+    let source = h
+        .state_mut()
+        .state("kernel-lab")
+        .map(|s| s.values.text("source").unwrap_or("").to_owned());
+    assert_eq!(source.as_deref(), Some("dgamma-32"));
+    h.get_by_label_contains("The lecture's ∇γ tile stores partials as buf[y][x]");
+}
+
+// ---------------------------------------------------------------------------------------------
 // Lab D: memory.
 
 /// The allocator view's state: (batch drawn, playing).
@@ -633,6 +668,19 @@ fn measured_area(
     ))
 }
 
+/// The scenes `WARPSCOPE_SNAPSHOT_SCENES` names (comma-separated ids), or every scene when it
+/// is unset: `UPDATE_SNAPSHOTS=1 WARPSCOPE_SNAPSHOT_SCENES=kernel-lab` writes one new scene's
+/// images without rendering (or rewriting) the others.
+fn snapshot_scenes() -> Vec<&'static warpscope_core::scene::Scene> {
+    let only = std::env::var("WARPSCOPE_SNAPSHOT_SCENES").ok();
+    warpscope_core::scene::scenes()
+        .filter(|s| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|id| id.trim() == s.id))
+        })
+        .collect()
+}
+
 /// Renders every registered scene at `size` in `theme` and language `zh`, at its featured
 /// event (stepped with the "Step event >" button when `click`, else set directly), and compares
 /// each with `snapshots/<folder>/<scene>.png`; all differences are reported together.
@@ -647,7 +695,7 @@ fn snapshot_every_scene(
         return;
     }
     let mut results = egui_kittest::SnapshotResults::new();
-    for scene in warpscope_core::scene::scenes() {
+    for scene in snapshot_scenes() {
         let mut app = WarpscopeApp::new(Some(scene.id));
         app.synchronous = true;
         app.zh = zh;

@@ -92,6 +92,11 @@ impl Chapter {
         section: "§9",
         title: Text::new("Exercises", "练习"),
     };
+    /// The kernel lab: the user's own WGSL kernels, after the lecture's chapters.
+    pub const KERNEL_LAB: Chapter = Chapter {
+        section: "Lab",
+        title: Text::new("Kernel lab", "内核实验室"),
+    };
 }
 
 /// Whether a scene's picture walks a trace with the stepper, and which event it features:
@@ -311,6 +316,7 @@ pub fn chapters() -> Vec<&'static Chapter> {
 /// Every scene warpscope computes, lab by lab in lecture order.
 pub fn scenes() -> impl Iterator<Item = &'static Scene> {
     static FOUNDATION: &[Scene] = &[crate::reduction::SCENE, crate::banks::SCENE];
+    static KERNEL_LAB: &[Scene] = &[crate::lab::scene::SCENE];
     static LABS: &[&[Scene]] = &[
         FOUNDATION,
         crate::layernorm::SCENES,
@@ -318,6 +324,7 @@ pub fn scenes() -> impl Iterator<Item = &'static Scene> {
         crate::trainer::SCENES,
         crate::memory::SCENES,
         crate::step::SCENES,
+        KERNEL_LAB,
     ];
     LABS.iter().flat_map(|lab| lab.iter())
 }

@@ -26,6 +26,10 @@
 //! `warpscope_core::simt::Trace` with the device's subgroup size and compared with the scene's
 //! simulation (`warpscope run softmax-bw --record --json`).
 //!
+//! The kernel lab ([`lab`]): a user's own WGSL kernel (or a bundled example) run with a
+//! `warpscope_core::lab::dispatch::Dispatch`'s buffers, read back, timed and compared with
+//! the simulation (`warpscope run kernel-lab`).
+//!
 //! The host side (buffers, pipelines with shader errors as values, timestamp or host timing,
 //! verification) is [`runner`]; WGSL sources are in `src/shaders/`, assembled in [`shaders`]
 //! (the shared block reduction written once and prepended where it is used).
@@ -36,6 +40,7 @@ pub mod adam;
 pub mod data;
 pub mod dgamma;
 pub mod kernel;
+pub mod lab;
 pub mod layernorm;
 pub mod record;
 pub mod run;

@@ -246,6 +246,22 @@ pub struct Dispatch {
     pub bytes_written: u64,
 }
 
+/// One dispatch as a compute pass records it: its pipeline, its bind groups and its grid.
+/// [`Runner::run_once`] and [`Runner::time`] take any of them (the lecture's kernels bind
+/// group 0 only; the kernel lab binds whatever groups a user's kernel declares).
+pub trait Encode {
+    /// Sets the pipeline and bind groups on `pass` and dispatches.
+    fn encode(&self, pass: &mut wgpu::ComputePass<'_>);
+}
+
+impl Encode for Dispatch {
+    fn encode(&self, pass: &mut wgpu::ComputePass<'_>) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.dispatch_workgroups(self.groups[0], self.groups[1], self.groups[2]);
+    }
+}
+
 /// Total bytes (read + written) of a chain of dispatches.
 pub fn bytes_moved(dispatches: &[Dispatch]) -> u64 {
     dispatches
@@ -465,7 +481,11 @@ impl<'a> Runner<'a> {
             })
     }
 
-    fn encode(&self, dispatches: &[Dispatch], ts: Option<&wgpu::QuerySet>) -> wgpu::CommandEncoder {
+    fn encode<D: Encode>(
+        &self,
+        dispatches: &[D],
+        ts: Option<&wgpu::QuerySet>,
+    ) -> wgpu::CommandEncoder {
         let mut encoder = self
             .ctx
             .device
@@ -482,9 +502,7 @@ impl<'a> Runner<'a> {
                 }),
             });
             for d in dispatches {
-                pass.set_pipeline(&d.pipeline);
-                pass.set_bind_group(0, &d.bind_group, &[]);
-                pass.dispatch_workgroups(d.groups[0], d.groups[1], d.groups[2]);
+                d.encode(&mut pass);
             }
         }
         encoder
@@ -502,7 +520,7 @@ impl<'a> Runner<'a> {
     ///
     /// # Errors
     /// [`KernelError::Device`] when the device reports an error.
-    pub fn run_once(&self, dispatches: &[Dispatch]) -> Result<(), KernelError> {
+    pub fn run_once<D: Encode>(&self, dispatches: &[D]) -> Result<(), KernelError> {
         self.scoped(|| {
             let encoder = self.encode(dispatches, None);
             self.ctx.queue.submit([encoder.finish()]);
@@ -528,6 +546,35 @@ impl<'a> Runner<'a> {
             .map_err(|e| readback(e.to_string()))?
             .to_vec();
         buf.unmap();
+        Ok(bytes)
+    }
+
+    /// Reads the first `len` bytes of `buf` back to the host (`buf` is at least `len` rounded up
+    /// to 4 bytes long, as [`Runner::storage_bytes`] makes it).
+    ///
+    /// # Errors
+    /// [`KernelError::Readback`] / [`KernelError::Device`].
+    pub fn read_bytes(&self, buf: &wgpu::Buffer, len: u64) -> Result<Vec<u8>, KernelError> {
+        // Copies move whole 4-byte words (COPY_BUFFER_ALIGNMENT).
+        let size = len.max(4).next_multiple_of(4);
+        let mut bytes = self.scoped(|| {
+            let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback"),
+                size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder =
+                self.ctx
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("readback"),
+                    });
+            encoder.copy_buffer_to_buffer(buf, 0, &staging, 0, size);
+            self.ctx.queue.submit([encoder.finish()]);
+            self.map_read(&staging)
+        })?;
+        bytes.truncate(usize::try_from(len).unwrap_or(usize::MAX));
         Ok(bytes)
     }
 
@@ -567,7 +614,7 @@ impl<'a> Runner<'a> {
     ///
     /// # Errors
     /// [`KernelError::Device`] / [`KernelError::Readback`].
-    pub fn time(&self, dispatches: &[Dispatch], runs: u32) -> Result<Timing, KernelError> {
+    pub fn time<D: Encode>(&self, dispatches: &[D], runs: u32) -> Result<Timing, KernelError> {
         let runs = runs.max(1);
         let gpu = self
             .ctx

@@ -274,6 +274,7 @@ pub fn draw_state(
                             stepper: &mut state.stepper,
                             gpu: &mut state.gpu,
                             values: &state.values,
+                            set_values: Vec::new(),
                         };
                         state.view.ui(ui, &state.output, &mut cx);
                     })

@@ -359,8 +359,14 @@ impl WarpscopeApp {
                         stepper: &mut state.stepper,
                         gpu: &mut state.gpu,
                         values: &state.values,
+                        set_values: Vec::new(),
                     };
                     state.view.ui(ui, &c, &mut cx);
+                    let asked = cx.set_values;
+                    for (name, value) in asked {
+                        state.values.0.insert(name.to_owned(), value);
+                        state.dirty = true;
+                    }
                 }
                 None if state.error.is_some() => {
                     ui.label(tr(ui, "No result: fix the parameter on the left.", "没有结果：请修改左侧的参数。"));
@@ -446,6 +452,7 @@ impl WarpscopeApp {
                     stepper: &mut state.stepper,
                     gpu: &mut state.gpu,
                     values: &state.values,
+                    set_values: Vec::new(),
                 };
                 state.view.ui(ui, &c, &mut cx);
             });

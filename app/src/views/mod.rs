@@ -11,6 +11,7 @@
 //! [`View`], and one line in [`REGISTRY`].
 
 pub mod banks;
+pub mod lab;
 pub mod layernorm;
 pub mod memory;
 pub mod reduction;
@@ -37,6 +38,9 @@ pub struct ViewContext<'a> {
     pub gpu: &'a mut GpuPanel,
     /// The parameter values on screen (a recording is made with them).
     pub values: &'a ParamValues,
+    /// Parameter values the view asks for (the kernel lab's example picker): the window sets
+    /// them and recomputes after the frame; a figure has no window and ignores them.
+    pub set_values: Vec<(&'static str, warpscope_core::params::ParamValue)>,
 }
 
 /// A scene's view: the scene it draws, its own state (`Self`) and how it is drawn.
@@ -184,6 +188,7 @@ pub static REGISTRY: &[Entry] = &[
     line::<memory::diff::DiffView>(),
     line::<step::ledger::LedgerView>(),
     line::<step::exercises::ExercisesView>(),
+    line::<lab::KernelLabView>(),
 ];
 
 /// What a scene without a view of its own shows: a sentence pointing at its report. Every

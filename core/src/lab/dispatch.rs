@@ -5,8 +5,13 @@
 //! {"workgroups": [4, 1, 1],
 //!  "buffers": {"0:0": {"type": "f32", "data": [1, 2, 3]},
 //!              "0:1": {"type": "vec2<f32>", "len": 256, "fill": "iota"}},
-//!  "seed": 7}
+//!  "seed": 7,
+//!  "overrides": {"PAD": 1}}
 //! ```
+//!
+//! `overrides` sets the module's pipeline-overridable constants (`override PAD: u32 = 0u;`) by
+//! name, as a pipeline's constants do on the GPU; one left out keeps its default. It lets one
+//! source file serve as several examples (the ∇γ tile unpadded and padded).
 //!
 //! `fill` is a number (every component), `"iota"` (element `i` holds `i` in each component) or
 //! `"random"` (uniform in [0, 1) for floats, [0, 2³²) / [−2³¹, 2³¹) for integers, from ChaCha8
@@ -133,7 +138,11 @@ impl ElementType {
     /// Bytes from one array element to the next: WGSL's array stride, the size rounded up to
     /// the alignment (`vec3` aligns as `vec4`; WGSL spec §13.4 "Alignment and Size").
     pub fn stride(self) -> u32 {
-        let align_components = if self.components == 3 { 4 } else { self.components };
+        let align_components = if self.components == 3 {
+            4
+        } else {
+            self.components
+        };
         self.scalar.size() * align_components
     }
 }
@@ -351,6 +360,8 @@ pub struct Dispatch {
     pub buffers: BTreeMap<Binding, BufferInit>,
     /// Seeds `"random"` fills.
     pub seed: u64,
+    /// Values of the module's `override` constants, by name (missing ones keep their default).
+    pub overrides: BTreeMap<String, f64>,
 }
 
 impl Dispatch {
@@ -365,9 +376,10 @@ impl Dispatch {
     /// [`Error::InvalidInput`] naming the key: an unknown key, `workgroups` not three integers
     /// ≥ 1 or past [`MAX_WORKGROUPS`] together, a binding not `"G:B"`, an unknown element type,
     /// `data` whose length is not a multiple of the components, a non-finite number, both or
-    /// neither of `data` and `len`, a buffer past [`MAX_BUFFER_BYTES`].
+    /// neither of `data` and `len`, a buffer past [`MAX_BUFFER_BYTES`], an override that is not
+    /// a finite number.
     pub fn from_json(input: &Value) -> Result<Dispatch, Error> {
-        let map = json::object(input, &["workgroups", "buffers", "seed"])?;
+        let map = json::object(input, &["workgroups", "buffers", "seed", "overrides"])?;
         let wg = json::list(json::required(map, "workgroups")?, "workgroups", 3)?;
         if wg.len() != 3 {
             return Err(Error::input(
@@ -402,10 +414,26 @@ impl Dispatch {
                 buffers.insert(binding, read_buffer(&format!("buffers.{key}"), v)?);
             }
         }
+        let mut overrides = BTreeMap::new();
+        if let Some(o) = map.get("overrides") {
+            let omap = o.as_object().ok_or_else(|| {
+                Error::input(
+                    "overrides",
+                    format!(
+                        "overrides is an object {{\"NAME\": NUMBER}}, not {}",
+                        json::kind(o)
+                    ),
+                )
+            })?;
+            for (name, v) in omap {
+                overrides.insert(name.clone(), json::number(v, &format!("overrides.{name}"))?);
+            }
+        }
         let d = Dispatch {
             workgroups,
             buffers,
             seed,
+            overrides,
         };
         if d.workgroup_count() > MAX_WORKGROUPS {
             return Err(Error::input(
@@ -545,11 +573,17 @@ mod tests {
             }
         });
         let d = Dispatch::from_json(&v).unwrap();
-        let b0 = Binding { group: 0, binding: 0 };
+        let b0 = Binding {
+            group: 0,
+            binding: 0,
+        };
         let bytes = d.buffers[&b0].bytes(b0, 0).unwrap();
         // -1 wraps to 0xFFFF_FFFF; 3.9 truncates to 3.
         assert_eq!(bytes, [1, 0, 0, 0, 255, 255, 255, 255, 3, 0, 0, 0]);
-        let b1 = Binding { group: 0, binding: 1 };
+        let b1 = Binding {
+            group: 0,
+            binding: 1,
+        };
         let init = &d.buffers[&b1];
         let back = decode(&init.bytes(b1, 0).unwrap(), init.ty);
         assert_eq!(back, vec![vec![0.0, 0.0], vec![1.0, 1.0], vec![2.0, 2.0]]);
@@ -558,7 +592,10 @@ mod tests {
     #[test]
     fn refusals_name_the_key() {
         let cases = [
-            (serde_json::json!({"workgroups": [0, 1, 1]}), "workgroups[0]"),
+            (
+                serde_json::json!({"workgroups": [0, 1, 1]}),
+                "workgroups[0]",
+            ),
             (serde_json::json!({"workgroups": [1, 1]}), "workgroups"),
             (
                 serde_json::json!({"workgroups": [1,1,1], "buffers": {"x": {"type": "f32", "len": 1}}}),

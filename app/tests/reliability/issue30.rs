@@ -47,3 +47,69 @@ fn issue30_item12_a_read_only_target_is_refused_and_a_replaced_file_keeps_its_mo
     let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o644);
 }
+
+// Issue 30, item 14: names a file supplies, with characters XML cannot hold.
+
+#[test]
+fn issue30_item14_control_characters_in_names_leave_a_well_formed_svg_and_a_png() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("plan.json");
+    // U+0001, BEL, ESC, NUL and U+FFFF in tensor names, as JSON escapes.
+    std::fs::write(
+        &input,
+        r#"{"tensors": [{"name": "a\u0001\u0007", "size_bytes": 4096, "first_op": 0, "last_op": 1},
+                        {"name": "b\u001b\u0000\uffff", "size_bytes": 4096, "first_op": 1, "last_op": 2}]}"#,
+    )
+    .unwrap();
+    let svg = dir.path().join("plan.svg");
+    let out = warpscope(&[
+        "export",
+        "memory-plan",
+        "--input",
+        s(&input),
+        "--out",
+        s(&svg),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text);
+    assert!(doc.is_ok(), "not well-formed: {:?}", doc.err());
+    assert!(
+        text.contains(r"a\u{1}\u{7}"),
+        "the characters are shown by their code"
+    );
+    let png = dir.path().join("plan.png");
+    let out = warpscope(&[
+        "export",
+        "memory-plan",
+        "--input",
+        s(&input),
+        "--out",
+        s(&png),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    let outlined = dir.path().join("outlined.svg");
+    let out = warpscope(&[
+        "export",
+        "memory-plan",
+        "--input",
+        s(&input),
+        "--outline-text",
+        "--out",
+        s(&outlined),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -577,10 +577,12 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
     };
     match run_kernel_with(name, &ctx, &opts) {
         Ok(r) => {
+            // ±∞ and NaN as the strings README promises, not `null`.
+            let v = warpscope_core::input::nonfinite::to_value(&r).unwrap_or_default();
             let text = if json {
-                serde_json::to_string(&r)
+                serde_json::to_string(&v)
             } else {
-                serde_json::to_string_pretty(&r)
+                serde_json::to_string_pretty(&v)
             };
             say!("{}", text.unwrap_or_default());
             if r.verified {
@@ -637,11 +639,11 @@ fn run_record(kernel: Option<&str>, set: &[String], json: bool, with_trace: bool
     };
     match record_scene(&ctx, s.id, &values) {
         Ok(r) => {
-            let mut v = serde_json::to_value(&r).unwrap_or_default();
+            let mut v = warpscope_core::input::nonfinite::to_value(&r).unwrap_or_default();
             if with_trace && let Some(o) = v.as_object_mut() {
                 o.insert(
                     "trace".to_owned(),
-                    serde_json::to_value(&r.trace).unwrap_or_default(),
+                    warpscope_core::input::nonfinite::to_value(&r.trace).unwrap_or_default(),
                 );
             }
             let text = if json {

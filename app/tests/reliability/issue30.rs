@@ -113,3 +113,70 @@ fn issue30_item14_control_characters_in_names_leave_a_well_formed_svg_and_a_png(
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `report SCENE --input FILE --json` with `set`: the result object.
+fn report_input(scene: &str, input: &str, set: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("in.json");
+    std::fs::write(&path, input).unwrap();
+    let mut args = vec!["report", scene, "--input", s(&path), "--json"];
+    for kv in set {
+        args.extend(["--set", kv]);
+    }
+    let out = warpscope(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["result"].clone()
+}
+
+/// Every `null` in `v`, by path.
+fn nulls(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Null => out.push(at.to_owned()),
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                nulls(x, &format!("{at}[{i}]"), out);
+            }
+        }
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                nulls(x, &format!("{at}.{k}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+// Issue 30, item 7: ±∞ and NaN in results are the strings README promises.
+
+#[test]
+fn issue30_item7_an_overflowing_sum_is_written_inf_not_null() {
+    // 3e38 + 3e38 is past f32's largest finite value (3.4028235e38): +∞ in f32.
+    let r = report_input(
+        "reduction",
+        r#"{"values": [3e38, 3e38, 1, 1]}"#,
+        &["threads=4"],
+    );
+    assert_eq!(r["sums"], serde_json::json!(["inf"]));
+    // −∞ stays told apart from +∞ and NaN.
+    let r = report_input(
+        "reduction",
+        r#"{"values": [-3e38, -3e38, 1, 1]}"#,
+        &["threads=4"],
+    );
+    assert_eq!(r["sums"], serde_json::json!(["-inf"]));
+    // LayerNorm on a row whose f32 square overflows: no `null` anywhere in the result.
+    let r = report_input(
+        "layernorm-formulas",
+        r#"{"x": [[3e38, -3e38, 1, 1]], "dy": [[1, 0, 0, 0]]}"#,
+        &["dtype=f32"],
+    );
+    let mut found = Vec::new();
+    nulls(&r, "result", &mut found);
+    assert!(found.is_empty(), "nulls at {found:?}");
+    assert!(r.to_string().contains("\"inf\"") || r.to_string().contains("\"nan\""));
+}

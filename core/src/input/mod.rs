@@ -9,6 +9,7 @@
 
 pub mod expr;
 pub mod json;
+pub mod nonfinite;
 
 use std::io::Read as _;
 use std::path::Path;

@@ -180,3 +180,20 @@ fn issue30_item7_an_overflowing_sum_is_written_inf_not_null() {
     assert!(found.is_empty(), "nulls at {found:?}");
     assert!(r.to_string().contains("\"inf\"") || r.to_string().contains("\"nan\""));
 }
+
+// Issue 30, item 20: the sums of layernorm-formulas default to PyTorch's accumulation type.
+
+#[test]
+fn issue30_item20_f64_storage_sums_in_f64_by_default() {
+    let row = r#"{"x": [[10000, 10000.0625, 10000.25, 9999.9375, 10000.5, 9999.8125, 10000.0625, 9999.5625]],
+                  "dy": [[1, -0.5, 0.25, 0, -1, 0.5, 0.75, -1]]}"#;
+    let r = report_input("layernorm-formulas", row, &["dtype=f64"]);
+    assert_eq!(r["compute"], "f64");
+    assert_eq!(r["accumulate"], "f64");
+    // Σ offsets from 10000 = 0.1875, exact in binary: μ = 10000 + 0.1875 / 8.
+    assert_eq!(r["rows"][0]["mean"], 10000.0234375);
+    for (dtype, acc) in [("f32", "f32"), ("f16", "f32"), ("bf16", "f32")] {
+        let r = report_input("layernorm-formulas", row, &[&format!("dtype={dtype}")]);
+        assert_eq!(r["accumulate"], acc, "{dtype}");
+    }
+}

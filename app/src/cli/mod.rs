@@ -127,12 +127,12 @@ pub enum Command {
         /// PNG scale: 1, 2 or 3 pixels per point.
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=3))]
         scale: u8,
-        /// Colours and text size.
-        #[arg(long, value_enum, default_value_t = crate::export::Theme::Slides)]
-        theme: crate::export::Theme,
-        /// Caption language.
-        #[arg(long, value_enum, default_value_t = crate::export::Lang::En)]
-        lang: crate::export::Lang,
+        /// Colours and text size [default: the preset's, else slides].
+        #[arg(long, value_enum)]
+        theme: Option<crate::export::Theme>,
+        /// Caption language [default: the preset's, else en].
+        #[arg(long, value_enum)]
+        lang: Option<crate::export::Lang>,
         /// A 16 : 9 slide: the figure centred on a 1920 × 1080 canvas (PNG pixels; --scale is
         /// ignored).
         #[arg(long)]
@@ -267,10 +267,11 @@ pub fn main() -> ExitCode {
                 input: input.as_deref(),
                 set: &set,
             };
+            let style = Style { theme, lang };
             let opts = crate::export::FigureOptions {
                 step,
-                theme,
-                lang,
+                theme: theme.unwrap_or(crate::export::Theme::Slides),
+                lang: lang.unwrap_or(crate::export::Lang::En),
                 caption: !(no_caption || figure),
                 slide,
                 outline_text,
@@ -289,7 +290,15 @@ pub fn main() -> ExitCode {
                         ),
                     );
                 }
-                animate(src, &out, f32::from(scale), &opts, frames.as_deref(), fps)
+                animate(
+                    src,
+                    &out,
+                    f32::from(scale),
+                    &opts,
+                    style,
+                    frames.as_deref(),
+                    fps,
+                )
             } else if frames.is_some() {
                 fail(
                     2,
@@ -297,7 +306,7 @@ pub fn main() -> ExitCode {
                      step: use --step N)",
                 )
             } else {
-                export(src, all, &out, f32::from(scale), &opts, &format)
+                export(src, all, &out, f32::from(scale), &opts, style, &format)
             }
         }
         Some(Command::Run {
@@ -422,6 +431,7 @@ fn export(
     out: &std::path::Path,
     scale: f32,
     opts: &crate::export::FigureOptions,
+    style: Style,
     format: &str,
 ) -> ExitCode {
     use crate::export::{ExportError, export as write_figure};
@@ -465,21 +475,24 @@ fn export(
             ExitCode::from(1)
         };
     }
+    let r = match resolve(src) {
+        Ok(r) => r,
+        Err(e) => return fail(2, &e.to_string()),
+    };
+    let opts = style.apply(opts, &r);
     let Resolved {
         scene: s,
         values,
         step,
         input,
-    } = match resolve(src) {
-        Ok(r) => r,
-        Err(e) => return fail(2, &e.to_string()),
-    };
+        ..
+    } = r;
     if let Err((status, message)) = check_step(s, &values, input.clone(), opts.step, step) {
         return fail(status, &message);
     }
     let opts = crate::export::FigureOptions {
         step: opts.step.or(step),
-        ..*opts
+        ..opts
     };
     match crate::export::export_noted(s, values, input, out, scale, &opts) {
         Ok((p, note)) => {
@@ -689,25 +702,51 @@ fn parse_frames(text: &str) -> Result<(usize, Option<usize>), String> {
     Ok((from, to))
 }
 
+/// The theme and language `export` was given (`None`: not given, so a preset's own apply).
+#[derive(Clone, Copy)]
+struct Style {
+    theme: Option<crate::export::Theme>,
+    lang: Option<crate::export::Lang>,
+}
+
+impl Style {
+    /// `opts` with the theme and language a preset saved where the command line gave none, so
+    /// a preset reproduces the figure as it was saved.
+    fn apply(
+        self,
+        opts: &crate::export::FigureOptions,
+        r: &Resolved,
+    ) -> crate::export::FigureOptions {
+        crate::export::FigureOptions {
+            theme: self.theme.or(r.theme).unwrap_or(opts.theme),
+            lang: self.lang.or(r.lang).unwrap_or(opts.lang),
+            ..*opts
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)] // the subcommand's options, one each
 fn animate(
     src: Source<'_>,
     out: &std::path::Path,
     scale: f32,
     opts: &crate::export::FigureOptions,
+    style: Style,
     frames: Option<&str>,
     fps: u16,
 ) -> ExitCode {
     use crate::export::{ExportError, animation, write_atomically};
+    let r = match resolve(src) {
+        Ok(r) => r,
+        Err(e) => return fail(2, &e.to_string()),
+    };
+    let opts = &style.apply(opts, &r);
     let Resolved {
         scene: s,
         values,
         input,
         ..
-    } = match resolve(src) {
-        Ok(r) => r,
-        Err(e) => return fail(2, &e.to_string()),
-    };
+    } = r;
     let (from, to) = match frames.map(parse_frames).transpose() {
         Ok(r) => r.unwrap_or((0, None)),
         Err(message) => return fail(2, &message),

@@ -197,3 +197,43 @@ fn issue30_item20_f64_storage_sums_in_f64_by_default() {
         assert_eq!(r["accumulate"], acc, "{dtype}");
     }
 }
+
+// Issue 30, item 8: a preset's theme and language are the figure's unless the command line says.
+
+#[test]
+fn issue30_item8_export_preset_takes_the_sessions_theme_and_language() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let preset = dir.path().join("s.json");
+    std::fs::write(
+        &preset,
+        r#"{"scene": "banks", "params": {"pad": 1}, "theme": "dark", "lang": "zh"}"#,
+    )
+    .unwrap();
+    let fig = |name: &str, args: &[&str]| {
+        let out_path = dir.path().join(name);
+        let mut all = vec!["export"];
+        all.extend_from_slice(args);
+        all.extend(["--out", s(&out_path)]);
+        let out = warpscope(&all);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read(&out_path).unwrap()
+    };
+    let from_preset = fig("a.svg", &["--preset", s(&preset)]);
+    let spelt = fig(
+        "b.svg",
+        &["banks", "--set", "pad=1", "--theme", "dark", "--lang", "zh"],
+    );
+    let plain = fig("c.svg", &["banks", "--set", "pad=1"]);
+    assert_eq!(from_preset, spelt, "the preset's dark theme and Chinese");
+    assert_ne!(from_preset, plain);
+    // The command line still wins.
+    let overridden = fig(
+        "d.svg",
+        &["--preset", s(&preset), "--theme", "slides", "--lang", "en"],
+    );
+    assert_eq!(overridden, plain);
+}

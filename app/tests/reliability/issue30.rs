@@ -237,3 +237,68 @@ fn issue30_item8_export_preset_takes_the_sessions_theme_and_language() {
     );
     assert_eq!(overridden, plain);
 }
+
+// Issue 30, item 10: a key given twice is refused by name, never resolved silently.
+
+#[test]
+fn issue30_item10_duplicate_keys_are_refused_naming_the_key() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("v.json");
+    std::fs::write(&input, r#"{"values":[1,2,3,4],"values":[5,6,7,8]}"#).unwrap();
+    refused(
+        &[
+            "report",
+            "reduction",
+            "--input",
+            s(&input),
+            "--set",
+            "threads=4",
+        ],
+        &["duplicate key `values`", "v.json"],
+    );
+    let preset = dir.path().join("p.json");
+    std::fs::write(
+        &preset,
+        r#"{"scene": "banks", "params": {"pad": 1, "pad": 2}}"#,
+    )
+    .unwrap();
+    refused(
+        &["report", "--preset", s(&preset)],
+        &["duplicate key `params.pad`", "p.json"],
+    );
+    std::fs::write(
+        &preset,
+        r#"{"scene": "reduction", "input": {"values": [1], "values": [2]}}"#,
+    )
+    .unwrap();
+    refused(
+        &["report", "--preset", s(&preset)],
+        &["duplicate key `input.values`"],
+    );
+}
+
+// Issue 30, item 16: the rest of the advice.
+
+#[test]
+fn issue30_item16_a_byte_order_mark_and_a_huge_number_are_named_plainly() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("v.json");
+    std::fs::write(&input, b"\xEF\xBB\xBF{\"values\": [1, 2, 3, 4]}").unwrap();
+    refused(
+        &[
+            "report",
+            "reduction",
+            "--input",
+            s(&input),
+            "--set",
+            "threads=4",
+        ],
+        &["UTF-8 byte-order mark (EF BB BF)"],
+    );
+    std::fs::write(&input, r#"{"param": 1e300}"#).unwrap();
+    let err = refused(
+        &["report", "trainer-adam", "--input", s(&input)],
+        &["1e300 is outside -1e30 ..= 1e30"],
+    );
+    assert!(longest_digit_run(&err) < 10, "{err}");
+}

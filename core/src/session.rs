@@ -110,7 +110,7 @@ impl Session {
         let raw: RawSession = serde_json::from_slice(bytes).map_err(|e| {
             Error::BadInput(format!(
                 "not a warpscope session ({}); expected {{\"scene\": \"…\", \"params\": {{…}}, \"step\": N}}",
-                crate::error::shorten(&e.to_string())
+                crate::error::shorten_quoted(&e.to_string())
             ))
         })?;
         let sc = scene::find(&raw.scene)

@@ -277,6 +277,27 @@ fn issue30_item10_duplicate_keys_are_refused_naming_the_key() {
     );
 }
 
+// Issue 30, item 15: a decoder's message keeps the field and the position whole.
+
+#[test]
+fn issue30_item15_a_session_error_names_the_field_and_position_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let preset = dir.path().join("p.json");
+    std::fs::write(&preset, r#"{"params": {"pad": 1}}"#).unwrap();
+    refused(
+        &["report", "--preset", s(&preset)],
+        &["missing field `scene`", "line 1 column 22"],
+    );
+    // A long value the file supplies is still shortened, the facts around it kept.
+    let long = "x".repeat(100_000);
+    std::fs::write(&preset, format!(r#"{{"scene": "banks", "{long}": 1}}"#)).unwrap();
+    let err = refused(
+        &["report", "--preset", s(&preset)],
+        &["unknown field `", "(100000 characters)`"],
+    );
+    assert!(err.contains("expected one of `scene`"), "{err}");
+}
+
 // Issue 30, item 16: the rest of the advice.
 
 #[test]

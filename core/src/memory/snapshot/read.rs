@@ -239,7 +239,7 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     let value = serde_pickle::value_from_slice(bytes, options).map_err(|e| {
         Error::BadInput(format!(
             "not a readable pickle: {}",
-            crate::error::shorten(&e.to_string())
+            crate::error::shorten_quoted(&e.to_string())
         ))
     })?;
     let mut frames = FrameTable::default();

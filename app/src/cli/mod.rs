@@ -281,6 +281,13 @@ pub fn main() -> ExitCode {
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("gif"))
             {
+                if all {
+                    return fail(
+                        2,
+                        "--all writes one figure per scene into a folder (--out DIR, --format \
+                         png or svg); a GIF animates one scene's stepper: name the scene",
+                    );
+                }
                 if let Some(step) = step {
                     return fail(
                         2,

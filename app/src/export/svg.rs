@@ -373,9 +373,7 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
         (size.height() * scale).ceil() as u32,
     );
     if w == 0 || h == 0 || w > 16384 || h > 16384 {
-        return Err(ExportError::Render(format!(
-            "a {w} × {h} pixel image is outside 1..=16384 per side; lower --scale"
-        )));
+        return Err(out_of_size(f64::from(w), f64::from(h), scale));
     }
     let mut pixmap = resvg::tiny_skia::Pixmap::new(w, h)
         .ok_or_else(|| ExportError::Render("out of memory for the image".into()))?;
@@ -387,6 +385,21 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
     pixmap
         .encode_png()
         .map_err(|e| ExportError::Render(e.to_string()))
+}
+
+/// The refusal of a `w × h`-pixel raster at `scale`: a lower `--scale` is suggested only where
+/// there is one (at 1× the figure itself is too large for a PNG, and its SVG is not).
+pub(super) fn out_of_size(w: f64, h: f64, scale: f32) -> ExportError {
+    let advice = if scale > 1.0 {
+        "lower --scale"
+    } else if w < 1.0 || h < 1.0 {
+        "the figure is empty"
+    } else {
+        "the figure is too large for a PNG even at --scale 1: export it as .svg"
+    };
+    ExportError::Render(format!(
+        "a {w} × {h} pixel image is outside 1..=16384 per side; {advice}"
+    ))
 }
 
 /// `svg` with every `<text>` drawn as outlines (paths) in the GUI's embedded fonts, as the PNG

@@ -238,6 +238,37 @@ fn issue30_item8_export_preset_takes_the_sessions_theme_and_language() {
     assert_eq!(overridden, plain);
 }
 
+// Issue 30, item 16: advice that can help.
+
+#[test]
+fn issue30_item16_all_with_a_gif_says_what_all_writes() {
+    refused(
+        &["export", "--all", "--out", "z.gif"],
+        &[
+            "--all writes one figure per scene into a folder",
+            "name the scene",
+        ],
+    );
+}
+
+#[test]
+fn issue30_item16_thread_advice_stays_in_range() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("v.json");
+    let values: Vec<String> = (0..2000).map(|i| i.to_string()).collect();
+    std::fs::write(&input, format!("{{\"values\": [{}]}}", values.join(","))).unwrap();
+    let err = refused(
+        &["report", "reduction", "--input", s(&input), "--json"],
+        &["2000 values but threads = 256", "at most 1024 threads"],
+    );
+    assert!(!err.contains("threads=2000"), "{err}");
+    std::fs::write(&input, "{\"values\": [1, 2, 3]}").unwrap();
+    refused(
+        &["report", "reduction", "--input", s(&input), "--json"],
+        &["(or --set threads=3)"],
+    );
+}
+
 // Issue 30, item 10: a key given twice is refused by name, never resolved silently.
 
 #[test]

@@ -269,6 +269,37 @@ fn issue30_item16_thread_advice_stays_in_range() {
     );
 }
 
+// Issue 30, item 19: README's one rule — 2 for a wrong request, 1 for work that could not be done.
+
+#[test]
+fn issue30_item19_write_failures_exit_1_and_wrong_requests_exit_2() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("no-such-folder").join("a.svg");
+    let long = dir.path().join(format!("{}.svg", "n".repeat(300)));
+    for out in [
+        missing.as_path(),
+        Path::new("/proc/warpscope.svg"),
+        long.as_path(),
+    ] {
+        let o = warpscope(&["export", "banks", "--out", s(out)]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{out:?}: {err}");
+        assert!(err.contains("cannot write"), "{err}");
+    }
+    refused(
+        &["export", "banks", "--set", "pad=99", "--out", "x.svg"],
+        &["pad"],
+    );
+    refused(
+        &["export", "banks", "--out", "x.bmp"],
+        &["unknown figure format"],
+    );
+    refused(
+        &["export", "banks", "--bogus", "--out", "x.svg"],
+        &["--bogus"],
+    );
+}
+
 // Issue 30, item 10: a key given twice is refused by name, never resolved silently.
 
 #[test]

@@ -94,7 +94,9 @@ impl Memo {
         // Dense while the index stays within twice the entries stored (plus the slack): the
         // vector then never outgrows the entries a file paid bytes for — growing it by the
         // slack at every store let a staircase of `LONG_BINPUT`s claim 512 KiB per 5 bytes.
-        let bound = (self.len as u64).saturating_mul(2).saturating_add(MEMO_SLACK);
+        let bound = (self.len as u64)
+            .saturating_mul(2)
+            .saturating_add(MEMO_SLACK);
         if id < bound {
             let i = id as usize;
             if i >= self.dense.len() {

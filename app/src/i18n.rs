@@ -14,6 +14,17 @@ pub enum Lang {
     Zh,
 }
 
+impl Lang {
+    /// The language a session file names (`warpscope_core::session::LANGS`), if it is one.
+    pub fn from_name(name: &str) -> Option<Lang> {
+        match name {
+            "en" => Some(Lang::En),
+            "zh" => Some(Lang::Zh),
+            _ => None,
+        }
+    }
+}
+
 fn key() -> egui::Id {
     egui::Id::unique("warpscope-language")
 }

@@ -689,3 +689,7 @@ fn row10_an_export_through_a_symlink_replaces_its_target() {
         .collect();
     assert_eq!(names.len(), 3, "{names:?}");
 }
+
+// Issue 30, "reliability III": each item's reproduction, in a file of its own.
+#[path = "reliability/issue30.rs"]
+mod issue30;

@@ -289,6 +289,39 @@ pub fn shorten(text: &str) -> String {
     format!("{head}…{tail} ({n} characters)")
 }
 
+/// A decoder's message as a message shows it: whole, except that each quoted part (between
+/// backticks or double quotes) — where a decoder echoes text from the file — is [`shorten`]ed.
+/// So the facts around it (which field, which line and column) stay whole, while a megabyte
+/// the file supplied stays one short line.
+pub fn shorten_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(1024));
+    let mut rest = message;
+    while let Some(open) = rest.find(['`', '"']) {
+        let (before, from) = rest.split_at(open);
+        out.push_str(before);
+        let mut chars = from.chars();
+        let Some(q) = chars.next() else { break };
+        let inner = chars.as_str();
+        match inner.find(q) {
+            Some(close) => {
+                let (quoted, after) = inner.split_at(close);
+                out.push(q);
+                out.push_str(&shorten(quoted));
+                out.push(q);
+                rest = after.get(q.len_utf8()..).unwrap_or("");
+            }
+            None => {
+                // An unclosed quote runs to the end: shorten the rest as one quoted part.
+                out.push(q);
+                out.push_str(&shorten(inner));
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Longest message shown whole, characters.
 const MAX_MESSAGE_CHARS: usize = 800;
 
@@ -299,8 +332,18 @@ pub fn bounded(message: &str) -> std::borrow::Cow<'_, str> {
     if n <= MAX_MESSAGE_CHARS {
         return message.into();
     }
+    // Cut between words, not inside one: the head ends and the tail starts at a space when
+    // one is near (a word under 40 characters is kept whole).
     let head: String = message.chars().take(600).collect();
+    let head = match head.rfind(char::is_whitespace) {
+        Some(i) if head.len() - i < 40 => head.get(..i).unwrap_or(&head).to_owned(),
+        _ => head,
+    };
     let tail: String = message.chars().skip(n - 100).collect();
+    let tail = match tail.find(char::is_whitespace) {
+        Some(i) if i < 40 => tail.get(i..).unwrap_or(&tail).trim_start().to_owned(),
+        _ => tail,
+    };
     format!("{head} … ({n} characters in all) … {tail}").into()
 }
 
@@ -366,5 +409,46 @@ mod tests {
             Expected::from("expected l1 or l2"),
             Expected::Custom("expected l1 or l2".into())
         );
+    }
+
+    #[test]
+    fn a_decoder_message_keeps_its_field_and_position_whole() {
+        let m = shorten_quoted("missing field `scene` at line 1 column 13");
+        assert_eq!(m, "missing field `scene` at line 1 column 13");
+        let long = "x".repeat(1 << 20);
+        let m = shorten_quoted(&format!(
+            "unknown variant `{long}`, expected `a` at line 3 column 9"
+        ));
+        assert_eq!(
+            m,
+            format!(
+                "unknown variant `{}…{} (1048576 characters)`, expected `a` at line 3 column 9",
+                "x".repeat(20),
+                "x".repeat(8)
+            )
+        );
+        let m = shorten_quoted(&format!("invalid type: string \"{long}"));
+        assert!(
+            m.starts_with("invalid type: string \"xxxx") && m.len() < 80,
+            "{m}"
+        );
+    }
+
+    proptest::proptest! {
+        /// A message of any length made of words: bounded to under 1 KB, and every word of what
+        /// is shown is a whole word of the message.
+        #[test]
+        fn bounded_messages_cut_between_words(
+            words in proptest::collection::vec("[a-z`0-9]{1,12}", 1..400),
+        ) {
+            let message = words.join(" ");
+            let shown = bounded(&message);
+            proptest::prop_assert!(shown.chars().count() < 1024);
+            let note = format!("({} characters in all)", message.chars().count());
+            let shown = shown.replace(&note, "");
+            for w in shown.split_whitespace().filter(|w| *w != "…") {
+                proptest::prop_assert!(words.iter().any(|x| x == w), "{} cut from {}", w, message);
+            }
+        }
     }
 }

@@ -204,12 +204,18 @@ pub fn read_values(input: &serde_json::Value, threads: u32) -> Result<Vec<Vec<f3
         .enumerate()
         .map(|(k, set)| {
             if set.len() != threads as usize {
+                // Suggest a thread count only where one would take this many values.
+                let advice = if (1..=1024).contains(&set.len()) {
+                    format!(" (or --set threads={})", set.len())
+                } else {
+                    " (a block has at most 1024 threads: give one value per thread, 1 ..= 1024)"
+                        .to_owned()
+                };
                 return Err(Error::input(
                     key(k),
                     format!(
-                        "{} values but threads = {threads}: one value per thread (or --set threads={})",
+                        "{} values but threads = {threads}: one value per thread{advice}",
                         set.len(),
-                        set.len()
                     ),
                 ));
             }

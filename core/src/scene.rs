@@ -422,12 +422,13 @@ impl Scene {
     }
 }
 
-/// Serialises a typed result (a report's `result`).
+/// Serialises a typed result (a report's `result`); ±∞ and NaN anywhere in it are written as
+/// the strings `"inf"`, `"-inf"`, `"nan"` ([`crate::input::nonfinite`]), never `null`.
 ///
 /// # Errors
 /// [`Error::BadInput`] if the value cannot be represented in JSON (a non-string map key).
 pub fn to_json<T: Serialize>(value: &T) -> Result<serde_json::Value, Error> {
-    serde_json::to_value(value)
+    crate::input::nonfinite::to_value(value)
         .map_err(|e| Error::BadInput(format!("result not serialisable: {e}")))
 }
 

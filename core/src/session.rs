@@ -95,10 +95,22 @@ impl Session {
                 bytes.len()
             )));
         }
+        // serde_json would keep the last of two equal keys (in `params`, in `input`): refuse
+        // them, naming the key, before the file is read for its shape.
+        // (Other faults are worded by the typed read below.)
+        match crate::input::strict::parse(bytes) {
+            Err(e)
+                if e.to_string().starts_with("duplicate key")
+                    || bytes.starts_with(b"\xEF\xBB\xBF") =>
+            {
+                return Err(Error::BadInput(crate::input::json::not_json(bytes, &e)));
+            }
+            _ => {}
+        }
         let raw: RawSession = serde_json::from_slice(bytes).map_err(|e| {
             Error::BadInput(format!(
                 "not a warpscope session ({}); expected {{\"scene\": \"…\", \"params\": {{…}}, \"step\": N}}",
-                crate::error::shorten(&e.to_string())
+                crate::error::shorten_quoted(&e.to_string())
             ))
         })?;
         let sc = scene::find(&raw.scene)

@@ -127,12 +127,12 @@ pub enum Command {
         /// PNG scale: 1, 2 or 3 pixels per point.
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=3))]
         scale: u8,
-        /// Colours and text size.
-        #[arg(long, value_enum, default_value_t = crate::export::Theme::Slides)]
-        theme: crate::export::Theme,
-        /// Caption language.
-        #[arg(long, value_enum, default_value_t = crate::export::Lang::En)]
-        lang: crate::export::Lang,
+        /// Colours and text size [default: the preset's, else slides].
+        #[arg(long, value_enum)]
+        theme: Option<crate::export::Theme>,
+        /// Caption language [default: the preset's, else en].
+        #[arg(long, value_enum)]
+        lang: Option<crate::export::Lang>,
         /// A 16 : 9 slide: the figure centred on a 1920 × 1080 canvas (PNG pixels; --scale is
         /// ignored).
         #[arg(long)]
@@ -267,10 +267,11 @@ pub fn main() -> ExitCode {
                 input: input.as_deref(),
                 set: &set,
             };
+            let style = Style { theme, lang };
             let opts = crate::export::FigureOptions {
                 step,
-                theme,
-                lang,
+                theme: theme.unwrap_or(crate::export::Theme::Slides),
+                lang: lang.unwrap_or(crate::export::Lang::En),
                 caption: !(no_caption || figure),
                 slide,
                 outline_text,
@@ -280,6 +281,13 @@ pub fn main() -> ExitCode {
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("gif"))
             {
+                if all {
+                    return fail(
+                        2,
+                        "--all writes one figure per scene into a folder (--out DIR, --format \
+                         png or svg); a GIF animates one scene's stepper: name the scene",
+                    );
+                }
                 if let Some(step) = step {
                     return fail(
                         2,
@@ -289,7 +297,15 @@ pub fn main() -> ExitCode {
                         ),
                     );
                 }
-                animate(src, &out, f32::from(scale), &opts, frames.as_deref(), fps)
+                animate(
+                    src,
+                    &out,
+                    f32::from(scale),
+                    &opts,
+                    style,
+                    frames.as_deref(),
+                    fps,
+                )
             } else if frames.is_some() {
                 fail(
                     2,
@@ -297,7 +313,7 @@ pub fn main() -> ExitCode {
                      step: use --step N)",
                 )
             } else {
-                export(src, all, &out, f32::from(scale), &opts, &format)
+                export(src, all, &out, f32::from(scale), &opts, style, &format)
             }
         }
         Some(Command::Run {
@@ -422,6 +438,7 @@ fn export(
     out: &std::path::Path,
     scale: f32,
     opts: &crate::export::FigureOptions,
+    style: Style,
     format: &str,
 ) -> ExitCode {
     use crate::export::{ExportError, export as write_figure};
@@ -465,21 +482,24 @@ fn export(
             ExitCode::from(1)
         };
     }
+    let r = match resolve(src) {
+        Ok(r) => r,
+        Err(e) => return fail(2, &e.to_string()),
+    };
+    let opts = style.apply(opts, &r);
     let Resolved {
         scene: s,
         values,
         step,
         input,
-    } = match resolve(src) {
-        Ok(r) => r,
-        Err(e) => return fail(2, &e.to_string()),
-    };
+        ..
+    } = r;
     if let Err((status, message)) = check_step(s, &values, input.clone(), opts.step, step) {
         return fail(status, &message);
     }
     let opts = crate::export::FigureOptions {
         step: opts.step.or(step),
-        ..*opts
+        ..opts
     };
     match crate::export::export_noted(s, values, input, out, scale, &opts) {
         Ok((p, note)) => {
@@ -577,10 +597,12 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
     };
     match run_kernel_with(name, &ctx, &opts) {
         Ok(r) => {
+            // ±∞ and NaN as the strings README promises, not `null`.
+            let v = warpscope_core::input::nonfinite::to_value(&r).unwrap_or_default();
             let text = if json {
-                serde_json::to_string(&r)
+                serde_json::to_string(&v)
             } else {
-                serde_json::to_string_pretty(&r)
+                serde_json::to_string_pretty(&v)
             };
             say!("{}", text.unwrap_or_default());
             if r.verified {
@@ -637,11 +659,11 @@ fn run_record(kernel: Option<&str>, set: &[String], json: bool, with_trace: bool
     };
     match record_scene(&ctx, s.id, &values) {
         Ok(r) => {
-            let mut v = serde_json::to_value(&r).unwrap_or_default();
+            let mut v = warpscope_core::input::nonfinite::to_value(&r).unwrap_or_default();
             if with_trace && let Some(o) = v.as_object_mut() {
                 o.insert(
                     "trace".to_owned(),
-                    serde_json::to_value(&r.trace).unwrap_or_default(),
+                    warpscope_core::input::nonfinite::to_value(&r.trace).unwrap_or_default(),
                 );
             }
             let text = if json {
@@ -687,25 +709,51 @@ fn parse_frames(text: &str) -> Result<(usize, Option<usize>), String> {
     Ok((from, to))
 }
 
+/// The theme and language `export` was given (`None`: not given, so a preset's own apply).
+#[derive(Clone, Copy)]
+struct Style {
+    theme: Option<crate::export::Theme>,
+    lang: Option<crate::export::Lang>,
+}
+
+impl Style {
+    /// `opts` with the theme and language a preset saved where the command line gave none, so
+    /// a preset reproduces the figure as it was saved.
+    fn apply(
+        self,
+        opts: &crate::export::FigureOptions,
+        r: &Resolved,
+    ) -> crate::export::FigureOptions {
+        crate::export::FigureOptions {
+            theme: self.theme.or(r.theme).unwrap_or(opts.theme),
+            lang: self.lang.or(r.lang).unwrap_or(opts.lang),
+            ..*opts
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)] // the subcommand's options, one each
 fn animate(
     src: Source<'_>,
     out: &std::path::Path,
     scale: f32,
     opts: &crate::export::FigureOptions,
+    style: Style,
     frames: Option<&str>,
     fps: u16,
 ) -> ExitCode {
     use crate::export::{ExportError, animation, write_atomically};
+    let r = match resolve(src) {
+        Ok(r) => r,
+        Err(e) => return fail(2, &e.to_string()),
+    };
+    let opts = &style.apply(opts, &r);
     let Resolved {
         scene: s,
         values,
         input,
         ..
-    } = match resolve(src) {
-        Ok(r) => r,
-        Err(e) => return fail(2, &e.to_string()),
-    };
+    } = r;
     let (from, to) = match frames.map(parse_frames).transpose() {
         Ok(r) => r.unwrap_or((0, None)),
         Err(message) => return fail(2, &message),

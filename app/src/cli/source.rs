@@ -94,6 +94,11 @@ pub struct Resolved {
     pub step: Option<usize>,
     /// The user's input: `--input`'s, else the preset's.
     pub input: Option<scene::Input>,
+    /// The preset's theme, if it names one (a figure exported from it takes it unless
+    /// `--theme` is given).
+    pub theme: Option<crate::theme::Theme>,
+    /// The preset's language, likewise.
+    pub lang: Option<crate::i18n::Lang>,
 }
 
 /// Resolves `src`: the scene, its parameter values and stepper event from a scene id and/or a
@@ -106,6 +111,7 @@ pub struct Resolved {
 /// ([`Error::BadInput`]) or given to a scene that takes none ([`Error::InvalidInput`]).
 pub fn resolve(src: Source<'_>) -> Result<Resolved, Error> {
     let (scene_id, preset, set) = (src.scene, src.preset, src.set);
+    let (mut theme, mut lang) = (None, None);
     let (s, mut values, step, mut input) = match preset {
         Some(path) => {
             let session = warpscope_core::presets::read(path)?;
@@ -122,6 +128,12 @@ pub fn resolve(src: Source<'_>) -> Result<Resolved, Error> {
                     ),
                 ));
             }
+            // The session file's names were checked against `session::THEMES` and `LANGS`.
+            theme = session.theme.as_deref().and_then(crate::theme::from_name);
+            lang = session
+                .lang
+                .as_deref()
+                .and_then(crate::i18n::Lang::from_name);
             (
                 scene::find(&session.scene)?,
                 session.params,
@@ -156,6 +168,8 @@ pub fn resolve(src: Source<'_>) -> Result<Resolved, Error> {
         values,
         step,
         input,
+        theme,
+        lang,
     })
 }
 

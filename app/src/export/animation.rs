@@ -124,9 +124,7 @@ fn pixel_size(area: Rect, scale: f32) -> Result<(u32, u32), ExportError> {
         (points(area.height()) * scale).ceil(),
     );
     if !(w >= 1.0 && h >= 1.0 && w <= 16384.0 && h <= 16384.0) {
-        return Err(ExportError::Render(format!(
-            "a {w} × {h} pixel image is outside 1..=16384 per side; lower --scale"
-        )));
+        return Err(super::svg::out_of_size(f64::from(w), f64::from(h), scale));
     }
     Ok((w as u32, h as u32))
 }

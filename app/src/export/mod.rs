@@ -470,6 +470,18 @@ mod tests {
     use egui::epaint::Shape;
 
     #[test]
+    fn a_lower_scale_is_advised_only_above_1x() {
+        let m = |w, h, scale| svg::out_of_size(w, h, scale).to_string();
+        assert_eq!(
+            m(83962.0, 1496.0, 1.0),
+            "could not render the PNG: a 83962 × 1496 pixel image is outside 1..=16384 per side; \
+             the figure is too large for a PNG even at --scale 1: export it as .svg"
+        );
+        assert!(m(20000.0, 100.0, 2.0).ends_with("; lower --scale"));
+        assert!(m(0.0, 100.0, 1.0).ends_with("; the figure is empty"));
+    }
+
+    #[test]
     fn a_file_name_names_what_differs_from_the_lecture() {
         let banks = warpscope_core::scene::find("banks").expect("registered");
         let mut v = banks.defaults();

@@ -32,11 +32,32 @@ fn paint_attrs(fill: Color32, stroke: Option<(f32, Color32)>) -> String {
     s
 }
 
+/// `t` as XML character data. Markup characters become entities; a character XML 1.0 cannot
+/// hold at all (controls other than tab, line feed and carriage return; U+FFFE, U+FFFF), which
+/// a name read from a user's file may contain, is written as the text `\u{…}` so the document
+/// stays well-formed and the reader still sees which character it was.
 fn escape(t: &str) -> String {
-    t.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(t.len());
+    for c in t.chars() {
+        match c {
+            '&' => s.push_str("&amp;"),
+            '<' => s.push_str("&lt;"),
+            '>' => s.push_str("&gt;"),
+            '"' => s.push_str("&quot;"),
+            c if xml_char(c) => s.push(c),
+            c => {
+                let _ = write!(s, "\\u{{{:x}}}", u32::from(c));
+            }
+        }
+    }
+    s
+}
+
+/// Whether XML 1.0 can hold `c` (its `Char` production; Rust's `char` already excludes the
+/// surrogates).
+fn xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{fffe}' && c != '\u{ffff}')
 }
 
 fn points(ps: &[Pos2]) -> String {
@@ -352,9 +373,7 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
         (size.height() * scale).ceil() as u32,
     );
     if w == 0 || h == 0 || w > 16384 || h > 16384 {
-        return Err(ExportError::Render(format!(
-            "a {w} × {h} pixel image is outside 1..=16384 per side; lower --scale"
-        )));
+        return Err(out_of_size(f64::from(w), f64::from(h), scale));
     }
     let mut pixmap = resvg::tiny_skia::Pixmap::new(w, h)
         .ok_or_else(|| ExportError::Render("out of memory for the image".into()))?;
@@ -366,6 +385,21 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, ExportError> {
     pixmap
         .encode_png()
         .map_err(|e| ExportError::Render(e.to_string()))
+}
+
+/// The refusal of a `w × h`-pixel raster at `scale`: a lower `--scale` is suggested only where
+/// there is one (at 1× the figure itself is too large for a PNG, and its SVG is not).
+pub(super) fn out_of_size(w: f64, h: f64, scale: f32) -> ExportError {
+    let advice = if scale > 1.0 {
+        "lower --scale"
+    } else if w < 1.0 || h < 1.0 {
+        "the figure is empty"
+    } else {
+        "the figure is too large for a PNG even at --scale 1: export it as .svg"
+    };
+    ExportError::Render(format!(
+        "a {w} × {h} pixel image is outside 1..=16384 per side; {advice}"
+    ))
 }
 
 /// `svg` with every `<text>` drawn as outlines (paths) in the GUI's embedded fonts, as the PNG
@@ -434,6 +468,36 @@ mod outline_tests {
             differing(&want, &bare) > 0.01,
             "{}",
             differing(&want, &bare)
+        );
+    }
+
+    proptest::proptest! {
+        /// Any text a file supplies (controls, U+FFFE, U+FFFF, NUL, markup) leaves a well-formed
+        /// document that renders; text XML can hold reads back unchanged.
+        #[test]
+        fn any_text_stays_well_formed_xml(t in "(\\PC|[\\x00-\\x1f\u{fffe}\u{ffff}<>&\"'])*") {
+            let doc = format!(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><text x=\"1\" y=\"9\" xml:space=\"preserve\">{}</text></svg>",
+                escape(&t)
+            );
+            let parsed = roxmltree::Document::parse(&doc);
+            proptest::prop_assert!(parsed.is_ok(), "{:?}: {:?}", t, parsed.err());
+            let xml_can_hold = t.chars().all(|c| {
+                matches!(c, '\t' | '\n') || (c >= ' ' && c != '\u{fffe}' && c != '\u{ffff}')
+            });
+            if xml_can_hold && let Ok(d) = &parsed {
+                let text: String = d.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).collect();
+                proptest::prop_assert_eq!(text, t.clone());
+            }
+            proptest::prop_assert!(svg_to_png(&doc, 1.0).is_ok());
+        }
+    }
+
+    #[test]
+    fn a_control_character_is_shown_by_its_code() {
+        assert_eq!(
+            escape("a\u{1}b\u{0}\u{ffff}<"),
+            "a\\u{1}b\\u{0}\\u{ffff}&lt;"
         );
     }
 }

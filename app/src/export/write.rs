@@ -30,6 +30,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
                 .into(),
         ));
     }
+    // A rename replaces a file whatever its own mode says: check the mode first, so a file the
+    // user made read-only stays as it is, and a replaced file keeps the mode it had.
+    let mode = existing_mode(&target).map_err(err)?;
     // The temporary file's own name means nothing to the user: say the folder and the reason.
     let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| {
         err(format!(
@@ -39,16 +42,41 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
         ))
     })?;
     std::io::Write::write_all(&mut tmp, bytes).map_err(|e| err(e.to_string()))?;
-    // A figure is an ordinary document: readable by others, like any file the user saves.
+    // A new figure is an ordinary document: readable by others, like any file the user saves;
+    // a replaced one keeps its own mode (a private 0600 file stays private).
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .set_permissions(std::fs::Permissions::from_mode(mode.unwrap_or(0o644)))
             .map_err(|e| err(e.to_string()))?;
     }
+    #[cfg(not(unix))]
+    let _ = mode;
     tmp.persist(&target).map_err(|e| err(e.error.to_string()))?;
     Ok(())
+}
+
+/// The permission bits of the file a write would replace (`None` when there is none yet).
+///
+/// # Errors
+/// The target is read-only: a rename would replace it anyway, so it is refused by name.
+fn existing_mode(target: &Path) -> Result<Option<u32>, String> {
+    let Ok(meta) = std::fs::metadata(target) else {
+        return Ok(None);
+    };
+    if meta.permissions().readonly() {
+        return Err(
+            "the file is read-only; make it writable (chmod u+w) or choose another name".into(),
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        Ok(Some(meta.permissions().mode() & 0o7777))
+    }
+    #[cfg(not(unix))]
+    Ok(None)
 }
 
 /// The path a write to `path` should replace: `path` itself unless it is a symbolic link, else

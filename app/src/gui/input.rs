@@ -37,6 +37,9 @@ pub struct InputEditor {
     /// What the last action said, in both languages.
     pub message: Option<Text>,
     dialog: Option<(mpsc::Receiver<Option<PathBuf>>, Dialog)>,
+    /// A typed path whose existing input file *Save…* was asked to replace once: a second
+    /// *Save…* to the same path replaces it.
+    replace: Option<PathBuf>,
 }
 
 /// `v` as the editor shows it.
@@ -195,7 +198,7 @@ fn editor(ui: &mut egui::Ui, state: &mut SceneState, spec: &InputSpec, zh: bool,
                         let path = warpscope_core::torch::snapshot::expand_home(
                             state.editor.path.trim(),
                         );
-                        file_action(state, kind, path);
+                        file_action(state, kind, path, false);
                     }
                 }
             }
@@ -230,10 +233,35 @@ fn apply_text(state: &mut SceneState) {
     }
 }
 
-/// Loads `path` into the editor and applies it, or saves the editor's text to it.
-fn file_action(state: &mut SceneState, kind: Dialog, path: PathBuf) {
+/// Loads `path` into the editor and applies it, or saves the editor's text to it. An existing
+/// file is replaced only when it is itself an input file (a JSON object within the size limit)
+/// — a notes file or anything else is never overwritten — and, for a typed path
+/// (`confirmed` false), only on a second *Save…* to the same path.
+fn file_action(state: &mut SceneState, kind: Dialog, path: PathBuf, confirmed: bool) {
     let shown = path.display().to_string();
     state.editor.path = shown.clone();
+    if kind == Dialog::Save && std::fs::symlink_metadata(&path).is_ok() {
+        let asked = state.editor.replace.take();
+        if json::read(&path).is_err() {
+            state.editor.message = Some(Text::new(
+                format!(
+                    "Not saved: {shown} exists and is not a JSON input file; it is left as it is. Choose another name."
+                ),
+                format!(
+                    "没有保存：{shown} 已存在，且不是 JSON 输入文件；保持原样。请换一个文件名。"
+                ),
+            ));
+            return;
+        }
+        if !confirmed && asked.as_ref() != Some(&path) {
+            state.editor.message = Some(Text::new(
+                format!("{shown} exists: press Save… again to replace it."),
+                format!("{shown} 已存在：再按一次「保存…」替换它。"),
+            ));
+            state.editor.replace = Some(path);
+            return;
+        }
+    }
     state.editor.message = Some(match kind {
         Dialog::Load => match json::read(&path) {
             Ok(v) => {
@@ -300,7 +328,8 @@ fn poll_dialog(state: &mut SceneState) {
     };
     state.editor.dialog = None;
     match answer {
-        Some(path) => file_action(state, kind, path),
+        // The dialog itself asked before choosing an existing file.
+        Some(path) => file_action(state, kind, path, true),
         None => {
             state.editor.message = Some(Text::new(
                 "No file chosen (cancelled, or no dialog could be shown): you can type the path into the field above.".into(),
@@ -342,5 +371,65 @@ mod tests {
         st.editor.text = "{\"byte_addresses\": [0]}".into();
         apply_text(&mut st);
         assert!(st.input.is_some() && st.editor.message.is_none());
+    }
+
+    #[test]
+    fn save_never_replaces_a_file_that_is_not_an_input_and_asks_before_replacing_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let scene = warpscope_core::scene::find("banks").expect("registered");
+        let mut st = SceneState::new(scene);
+        st.editor.text = "{\"byte_addresses\": [0]}".into();
+        // A notes file is never replaced, however often Save… is pressed.
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "my notes\n").expect("writes");
+        for _ in 0..2 {
+            file_action(&mut st, Dialog::Save, notes.clone(), false);
+            assert_eq!(
+                std::fs::read_to_string(&notes).expect("reads"),
+                "my notes\n"
+            );
+        }
+        assert!(
+            st.editor
+                .message
+                .as_ref()
+                .expect("says")
+                .en
+                .starts_with("Not saved")
+        );
+        // Nor through a dialog.
+        file_action(&mut st, Dialog::Save, notes.clone(), true);
+        assert_eq!(
+            std::fs::read_to_string(&notes).expect("reads"),
+            "my notes\n"
+        );
+        // An earlier input: the first Save… asks, the second replaces.
+        let old = dir.path().join("old.json");
+        std::fs::write(&old, "{\"expression\": \"lane\"}").expect("writes");
+        file_action(&mut st, Dialog::Save, old.clone(), false);
+        assert_eq!(
+            std::fs::read_to_string(&old).expect("reads"),
+            "{\"expression\": \"lane\"}"
+        );
+        assert!(
+            st.editor
+                .message
+                .as_ref()
+                .expect("asks")
+                .en
+                .contains("again to replace")
+        );
+        file_action(&mut st, Dialog::Save, old.clone(), false);
+        assert_eq!(
+            std::fs::read_to_string(&old).expect("reads"),
+            st.editor.text
+        );
+        // A new file is written at once.
+        let new = dir.path().join("new.json");
+        file_action(&mut st, Dialog::Save, new.clone(), false);
+        assert_eq!(
+            std::fs::read_to_string(&new).expect("reads"),
+            st.editor.text
+        );
     }
 }

@@ -6,6 +6,7 @@ pub mod errors;
 pub mod input;
 pub mod open;
 pub mod params;
+pub mod prefs;
 pub mod save;
 pub mod scene;
 pub mod session_open;
@@ -89,6 +90,9 @@ pub struct WarpscopeApp {
     pub figure_only: bool,
     /// Under [`EXIT_AFTER_FIRST_FRAME`]: frames drawn so far.
     timing_frames: Option<u64>,
+    /// Where the window keeps its state between runs, and what it last wrote there
+    /// ([`prefs`]; `None`: nothing is kept — tests, or no configuration folder).
+    kept: Option<(std::path::PathBuf, prefs::Prefs)>,
 }
 
 impl WarpscopeApp {
@@ -118,6 +122,21 @@ impl WarpscopeApp {
             session_opener: session_open::SessionOpener::default(),
             figure_only: false,
             timing_frames: None,
+            kept: None,
+        }
+    }
+
+    /// Writes the kept state when it changed since the last write (a failed write is tried
+    /// again at the next change, and never interrupts the window).
+    fn keep_state(&mut self) {
+        let now = self.prefs();
+        if let Some((path, last)) = &mut self.kept
+            && *last != now
+        {
+            if let Err(e) = prefs::save(path, &now) {
+                eprintln!("warpscope: cannot keep the window's state: {e}");
+            }
+            *last = now;
         }
     }
 
@@ -650,6 +669,7 @@ impl eframe::App for WarpscopeApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.show(ui);
         self.first_frame_timing(ui.ctx());
+        self.keep_state();
     }
 }
 
@@ -677,7 +697,18 @@ pub fn run(scene: Option<String>, session: Option<warpscope_core::session::Sessi
         "warpscope",
         options,
         Box::new(move |_cc| {
-            let mut app = WarpscopeApp::new(scene.as_deref());
+            // The last run's language, theme, recent files and scene; a scene or session on
+            // the command line wins.
+            let kept = prefs::path().map(|p| {
+                let k = prefs::load(&p);
+                (p, k)
+            });
+            let last_scene = kept.as_ref().and_then(|(_, k)| k.scene.clone());
+            let mut app = WarpscopeApp::new(scene.as_deref().or(last_scene.as_deref()));
+            if let Some((_, k)) = &kept {
+                app.apply_prefs(k);
+            }
+            app.kept = kept;
             if let Some(s) = session {
                 app.open_session(s);
             }

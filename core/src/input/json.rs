@@ -44,8 +44,7 @@ pub fn parse(bytes: &[u8]) -> Result<Value, Error> {
             bytes.len()
         )));
     }
-    let v: Value =
-        serde_json::from_slice(bytes).map_err(|e| Error::BadInput(format!("not JSON: {e}")))?;
+    let v = super::strict::parse(bytes).map_err(|e| Error::BadInput(not_json(bytes, &e)))?;
     if !v.is_object() {
         return Err(Error::BadInput(format!(
             "an input is a JSON object of keys (`{{\"x\": [[…]], …}}`), not {}",
@@ -53,6 +52,20 @@ pub fn parse(bytes: &[u8]) -> Result<Value, Error> {
         )));
     }
     Ok(v)
+}
+
+/// Why `bytes` did not parse, in words: serde_json's reason, with a UTF-8 byte-order mark (which
+/// some editors put first and JSON does not allow) named, as serde_json only says "expected value".
+pub(crate) fn not_json(bytes: &[u8], e: &serde_json::Error) -> String {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        format!(
+            "not JSON: the file starts with a UTF-8 byte-order mark (EF BB BF); save it without one ({e})"
+        )
+    } else if e.to_string().starts_with("duplicate key") {
+        e.to_string()
+    } else {
+        format!("not JSON: {e}")
+    }
 }
 
 /// The JSON type of `v`, in words.
@@ -144,7 +157,12 @@ pub fn extended_number(v: &Value, key: &str) -> Result<f64, Error> {
 pub fn number_in(v: &Value, key: &str, min: f64, max: f64) -> Result<f64, Error> {
     let x = number(v, key)?;
     if x < min || x > max {
-        return Err(Error::input(key, format!("{x} is outside {min} ..= {max}")));
+        // Exponent form past 24 digits: 1e300 is not written as 301 digits.
+        let r = crate::error::fmt_real;
+        return Err(Error::input(
+            key,
+            format!("{} is outside {} ..= {}", r(x), r(min), r(max)),
+        ));
     }
     Ok(x)
 }
@@ -397,6 +415,29 @@ mod tests {
         assert!(parse(b"[1, 2]").is_err());
         assert!(parse(b"{\"x\": ").is_err());
         assert!(parse(b"{\"x\": 1}").is_ok());
+    }
+
+    #[test]
+    fn a_huge_number_out_of_range_is_shown_short() {
+        let (k, p) = problem(number_in(&json!(1e300), "param", -1e30, 1e30).unwrap_err());
+        assert_eq!(k, "param");
+        assert_eq!(p, "1e300 is outside -1e30 ..= 1e30");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_named() {
+        let Err(Error::BadInput(m)) = parse(b"\xEF\xBB\xBF{\"x\": 1}") else {
+            panic!("a BOM is not JSON");
+        };
+        assert!(m.contains("UTF-8 byte-order mark (EF BB BF)"), "{m}");
+    }
+
+    #[test]
+    fn a_repeated_key_in_an_input_is_refused_naming_it() {
+        let Err(Error::BadInput(m)) = parse(br#"{"values":[1,2,3,4],"values":[5,6,7,8]}"#) else {
+            panic!("a repeated key is refused");
+        };
+        assert!(m.starts_with("duplicate key `values`"), "{m}");
     }
 
     #[test]

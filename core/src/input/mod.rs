@@ -9,6 +9,8 @@
 
 pub mod expr;
 pub mod json;
+pub mod nonfinite;
+pub mod strict;
 
 use std::io::Read as _;
 use std::path::Path;

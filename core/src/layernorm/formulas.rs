@@ -41,10 +41,10 @@ const PARAMS: &[ParamSpec] = &[
     ),
     ParamSpec::choice(
         "accumulate",
-        "arithmetic of the sums (your input)",
-        "求和的运算精度（你的输入）",
+        "arithmetic of the sums (your input; auto = PyTorch's: f64 for f64, else f32)",
+        "求和的运算精度（你的输入；auto = PyTorch 的：f64 存储用 f64，其余 f32）",
         super::input::ACCUMULATE,
-        "f32",
+        "auto",
     ),
     ParamSpec::int("seed", "random seed", "随机种子", 0, 1 << 31, 1),
 ];

@@ -33,8 +33,9 @@ use crate::params::ParamValues;
 use crate::scene::InputSpec;
 use crate::text::Text;
 
-/// The names the `accumulate` parameter takes.
-pub const ACCUMULATE: &[&str] = &["f64", "f32", "f16"];
+/// The names the `accumulate` parameter takes; `auto` (the default) is what PyTorch's LayerNorm
+/// accumulates in for the storage type ([`Accumulate::pytorch_for`]).
+pub const ACCUMULATE: &[&str] = &["auto", "f64", "f32", "f16"];
 
 /// The keys of the input.
 const KEYS: &[&str] = &["x", "dy", "gamma", "beta", "eps"];
@@ -83,6 +84,15 @@ impl Accumulate {
         }
     }
 
+    /// What PyTorch's LayerNorm accumulates in for a storage type: its `acc_type` — f64 for
+    /// f64, f32 for f32, f16 and bf16.
+    pub fn pytorch_for(dtype: Dtype) -> Self {
+        match dtype {
+            Dtype::F64 => Accumulate::F64,
+            Dtype::F32 | Dtype::F16 | Dtype::Bf16 => Accumulate::F32,
+        }
+    }
+
     /// The name.
     pub fn name(self) -> &'static str {
         match self {
@@ -103,12 +113,14 @@ pub struct Modes {
 }
 
 impl Modes {
-    /// Reads `dtype` and `accumulate`.
+    /// Reads `dtype` and `accumulate` (`auto`: PyTorch's for the dtype).
     ///
     /// # Errors
     /// [`Error::InvalidParam`] naming the parameter.
     pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
+        let dtype = Dtype::parse("dtype", v.text("dtype")?)?;
         let accumulate = match v.text("accumulate")? {
+            "auto" => Accumulate::pytorch_for(dtype),
             "f64" => Accumulate::F64,
             "f32" => Accumulate::F32,
             "f16" => Accumulate::F16,
@@ -120,10 +132,7 @@ impl Modes {
                 ));
             }
         };
-        Ok(Modes {
-            dtype: Dtype::parse("dtype", v.text("dtype")?)?,
-            accumulate,
-        })
+        Ok(Modes { dtype, accumulate })
     }
 }
 

@@ -177,3 +177,22 @@ fn the_example_runs() {
     let r = s.report_with(s.defaults(), Some(&v)).unwrap();
     assert_eq!(r.result["rows"].as_array().map(Vec::len), Some(2));
 }
+
+#[test]
+fn the_default_accumulation_is_pytorchs_for_the_storage_type() {
+    let s = crate::scene::find("layernorm-formulas").unwrap();
+    for (dtype, want) in [
+        ("f64", Accumulate::F64),
+        ("f32", Accumulate::F32),
+        ("f16", Accumulate::F32),
+        ("bf16", Accumulate::F32),
+    ] {
+        let mut v = s.defaults();
+        v.set(s.params, "dtype", dtype).unwrap();
+        assert_eq!(Modes::from_values(&v).unwrap().accumulate, want, "{dtype}");
+    }
+    // Named, it is what was named.
+    let mut v = s.defaults();
+    v.set(s.params, "accumulate", "f16").unwrap();
+    assert_eq!(Modes::from_values(&v).unwrap().accumulate, Accumulate::F16);
+}

@@ -110,7 +110,8 @@ pub struct DiffOutput {
     pub reserved_delta_bytes: i128,
     /// Allocated b − a (bytes).
     pub allocated_delta_bytes: i128,
-    /// Segments of a that b does not hold (same address and size), in a's order.
+    /// Segments of a that b does not hold (same address and size; one a holds twice and b once
+    /// is listed once), in a's order.
     pub segments_only_in_a: Vec<OnlySegment>,
     /// Segments of b that a does not hold.
     pub segments_only_in_b: Vec<OnlySegment>,
@@ -140,15 +141,22 @@ fn live_by_frame(s: &Snapshot) -> BTreeMap<String, u64> {
     out
 }
 
+/// The segments of `x` that `other` does not hold, counted as a multiset: a segment `x` holds
+/// twice and `other` once is listed once, so the lists account for the reserved difference.
 fn only(x: &Snapshot, other: &Snapshot) -> Vec<OnlySegment> {
-    let theirs: BTreeSet<(u64, u64)> = other
-        .segments
-        .iter()
-        .map(|g| (g.address, g.total_size))
-        .collect();
+    let mut theirs: BTreeMap<(u64, u64), usize> = BTreeMap::new();
+    for g in &other.segments {
+        *theirs.entry((g.address, g.total_size)).or_default() += 1;
+    }
     x.segments
         .iter()
-        .filter(|g| !theirs.contains(&(g.address, g.total_size)))
+        .filter(|g| match theirs.get_mut(&(g.address, g.total_size)) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
         .map(|g| OnlySegment {
             address: g.address,
             total_size: g.total_size,
@@ -269,6 +277,25 @@ mod tests {
         // Every live byte is in one group.
         assert_eq!(sum(d.by_frame.iter().map(|r| r.bytes_a)), 1_377_753_600);
         assert_eq!(sum(d.by_frame.iter().map(|r| r.bytes_b)), 24_916_034_560);
+    }
+
+    #[test]
+    fn a_duplicated_segment_is_listed_as_the_reserved_difference() {
+        let p = data("torch2.11-mini-fixture");
+        let a = crate::memory::snapshot::parse(&std::fs::read(&p).unwrap()).unwrap();
+        let mut b = a.clone();
+        let dup = b.segments[0].clone();
+        b.segments.push(dup.clone());
+        let d = compare("a", &a, "b", &b);
+        assert_eq!(d.reserved_delta_bytes, i128::from(dup.total_size));
+        assert!(d.segments_only_in_a.is_empty());
+        assert_eq!(
+            d.segments_only_in_b,
+            vec![OnlySegment {
+                address: dup.address,
+                total_size: dup.total_size
+            }]
+        );
     }
 
     #[test]

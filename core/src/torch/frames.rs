@@ -85,7 +85,7 @@ impl FrameTable {
             return None;
         }
         let id = u32::try_from(self.strings.len()).ok()?;
-        self.strings.push(s.to_owned());
+        self.strings.push(bounded_text(s));
         self.string_ids.insert(s.to_owned(), id);
         Some(id)
     }
@@ -225,6 +225,25 @@ impl FrameTable {
     }
 }
 
+/// Longest frame name or file name kept whole, characters: real ones stay under it (the longest
+/// C++ template signature in the bundled snapshots has 3,289), and every view, table and figure
+/// lays the text out, so a 1 MiB name from a file must not reach them (it overran the GPU's
+/// buffer limit and took minutes to lay out).
+pub const MAX_TEXT_CHARS: usize = 8192;
+
+/// `s` as the table keeps it: whole up to [`MAX_TEXT_CHARS`]; longer, its first 8,000
+/// characters, `…` and its length.
+fn bounded_text(s: &str) -> String {
+    match s.char_indices().nth(MAX_TEXT_CHARS) {
+        None => s.to_owned(),
+        Some(_) => {
+            let cut = s.char_indices().nth(8000).map_or(s.len(), |(i, _)| i);
+            let n = s.chars().count();
+            format!("{}… ({n} characters)", s.get(..cut).unwrap_or(""))
+        }
+    }
+}
+
 /// Whether a frame of file `filename` belongs to the interpreter, PyTorch or an installed package
 /// rather than to the user's program: C++ frames without a file (`??`, empty), `<frozen …>` and
 /// other `<…>` pseudo-files, anything under `site-packages`/`dist-packages`, the standard
@@ -249,7 +268,9 @@ pub fn is_library(filename: &str) -> bool {
             .any(|ext| f.ends_with(ext))
 }
 
-/// A frame as one line: `name (file:line)`, the file shortened to its last two components.
+/// A frame as one line: `name (file:line)`, the file shortened to its last two components, the
+/// name and the file each to [`LINE_PART_CHARS`] characters (a line is laid out whole in a
+/// figure: a name of thousands of characters would make it hundreds of thousands of pixels wide).
 pub fn frame_line(f: &Frame) -> String {
     let parts: Vec<&str> = f.filename.split(['/', '\\']).collect();
     let short = parts
@@ -257,12 +278,41 @@ pub fn frame_line(f: &Frame) -> String {
         .checked_sub(2)
         .and_then(|i| parts.get(i..))
         .map_or_else(|| f.filename.clone(), |p| p.join("/"));
-    format!("{} ({short}:{})", f.name, f.line)
+    format!("{} ({}:{})", clip(&f.name), clip(&short), f.line)
+}
+
+/// Longest name or file name [`frame_line`] shows, characters.
+pub const LINE_PART_CHARS: usize = 240;
+
+/// `s` cut to [`LINE_PART_CHARS`] characters, `…` marking a cut.
+fn clip(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(LINE_PART_CHARS) {
+        None => s.into(),
+        Some((i, _)) => format!("{}…", s.get(..i).unwrap_or("")).into(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// A name of any length: kept whole up to 8,192 characters; longer, its first 8,000 and
+        /// its length, so what a view lays out stays bounded.
+        #[test]
+        fn a_name_of_any_length_is_kept_bounded(c in proptest::char::any(), n in 0usize..20000) {
+            let name: String = std::iter::repeat_n(c, n).collect();
+            let mut t = FrameTable::default();
+            let id = t.string(&name).unwrap();
+            let kept = t.text(id);
+            if n <= 8192 {
+                proptest::prop_assert_eq!(kept, name.as_str());
+            } else {
+                let head: String = std::iter::repeat_n(c, 8000).collect();
+                proptest::prop_assert_eq!(kept, format!("{head}… ({n} characters)"));
+            }
+        }
+    }
 
     #[test]
     fn interns_strings_frames_and_lists_once() {
@@ -340,6 +390,15 @@ mod tests {
         let top = t.top_user_frame(id).unwrap();
         assert_eq!((top.name.as_str(), top.line), ("forward", 54));
         assert_eq!(frame_line(&top), "forward (p/model.py:54)");
+        let long = Frame {
+            name: "n".repeat(5000),
+            filename: format!("/a/{}", "f".repeat(300)),
+            line: 7,
+        };
+        assert_eq!(
+            frame_line(&long),
+            format!("{}… (a/{}…:7)", "n".repeat(240), "f".repeat(238))
+        );
         assert_eq!(t.intern_value(&Value::None), NO_FRAMES);
     }
 }

@@ -91,8 +91,13 @@ fn unpack(slot: u64) -> Option<Item> {
 
 impl Memo {
     fn insert(&mut self, id: u64, item: Item) {
-        let dense_len = self.dense.len() as u64;
-        if id < dense_len.saturating_add(MEMO_SLACK) {
+        // Dense while the index stays within twice the entries stored (plus the slack): the
+        // vector then never outgrows the entries a file paid bytes for — growing it by the
+        // slack at every store let a staircase of `LONG_BINPUT`s claim 512 KiB per 5 bytes.
+        let bound = (self.len as u64)
+            .saturating_mul(2)
+            .saturating_add(MEMO_SLACK);
+        if id < bound {
             let i = id as usize;
             if i >= self.dense.len() {
                 self.dense.resize(i + 1, EMPTY_SLOT);
@@ -571,6 +576,38 @@ fn too_deep() -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Any sequence of memo indices: each reads back what was stored last, and the dense
+        /// vector stays within twice the entries plus the slack (a staircase of far indices
+        /// cannot grow it by the slack per store).
+        #[test]
+        fn memo_indices_read_back_and_never_size_the_table(
+            ops in proptest::collection::vec(
+                proptest::prop_oneof![
+                    0u64..300,
+                    0u64..(1 << 32),
+                    proptest::strategy::Strategy::prop_map(0u64..4000, |k| k * MEMO_SLACK),
+                ],
+                0..200,
+            ),
+        ) {
+            let mut memo = Memo::default();
+            let mut model = HashMap::new();
+            for (n, &id) in ops.iter().enumerate() {
+                memo.insert(id, Item::Leaf(n as u64));
+                model.insert(id, n as u64);
+                proptest::prop_assert!(
+                    memo.dense.len() as u64 <= 2 * model.len() as u64 + MEMO_SLACK,
+                    "{} slots for {} entries", memo.dense.len(), model.len()
+                );
+            }
+            proptest::prop_assert_eq!(memo.len(), model.len());
+            for (&id, &n) in &model {
+                proptest::prop_assert!(matches!(memo.get(id), Some(Item::Leaf(x)) if x == n));
+            }
+        }
+    }
 
     #[test]
     fn plain_data_passes() {

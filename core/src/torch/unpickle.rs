@@ -120,9 +120,10 @@ impl Stack {
     }
 }
 
-/// Memo slots kept in a vector (denser indices; PyTorch's pickles number them 0, 1, 2 …);
-/// larger `BINPUT` indices go to a map.
-const DENSE_MEMO: u64 = 1 << 26;
+/// Memo slots kept in a vector while an index stays below twice the entries stored plus this
+/// slack (PyTorch's pickles number them 0, 1, 2 …); any other index goes to a map, so one
+/// `LONG_BINPUT 67108863` costs one entry, not 2²⁶ slots.
+const DENSE_MEMO: u64 = 1 << 16;
 const NO_NODE: u32 = u32::MAX;
 
 #[derive(Default)]
@@ -135,13 +136,16 @@ struct MemoTable {
 
 impl MemoTable {
     fn insert(&mut self, idx: u64, node: u32) {
+        let bound = self.count.saturating_mul(2).saturating_add(DENSE_MEMO);
         let new = match usize::try_from(idx) {
-            Ok(i) if idx < DENSE_MEMO => {
+            Ok(i) if idx < bound => {
                 if i >= self.dense.len() {
                     self.dense.resize(i + 1, NO_NODE);
                 }
+                // An index stored in the map before the vector reached it moves here.
+                let was_sparse = !self.sparse.is_empty() && self.sparse.remove(&idx).is_some();
                 match self.dense.get_mut(i) {
-                    Some(slot) => std::mem::replace(slot, node) == NO_NODE,
+                    Some(slot) => std::mem::replace(slot, node) == NO_NODE && !was_sparse,
                     None => false,
                 }
             }
@@ -153,11 +157,9 @@ impl MemoTable {
     }
 
     fn get(&self, idx: u64) -> Option<u32> {
-        if idx < DENSE_MEMO {
-            let n = *self.dense.get(usize::try_from(idx).ok()?)?;
-            (n != NO_NODE).then_some(n)
-        } else {
-            self.sparse.get(&idx).copied()
+        match usize::try_from(idx).ok().and_then(|i| self.dense.get(i)) {
+            Some(&n) if n != NO_NODE => Some(n),
+            _ => self.sparse.get(&idx).copied(),
         }
     }
 }

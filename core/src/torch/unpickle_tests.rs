@@ -191,3 +191,44 @@ fn declines_what_it_does_not_handle_and_never_panics() {
         Some(other)
     );
 }
+
+proptest::proptest! {
+    /// Any sequence of memo indices (PyTorch's dense 0, 1, 2 … mixed with hostile far ones):
+    /// each index reads back the node stored last, the count is the distinct indices, and the
+    /// vector stays within twice the entries plus the slack — never sized by an index.
+    #[test]
+    fn memo_indices_read_back_and_never_size_the_table(
+        ops in proptest::collection::vec(
+            proptest::prop_oneof![0u64..300, 0u64..(1 << 32), proptest::strategy::Just((1u64 << 26) - 1)],
+            0..200,
+        ),
+    ) {
+        let mut memo = MemoTable::default();
+        let mut model = std::collections::HashMap::new();
+        for (node, &idx) in ops.iter().enumerate() {
+            memo.insert(idx, node as u32);
+            model.insert(idx, node as u32);
+            proptest::prop_assert!(
+                memo.dense.len() as u64 <= 2 * model.len() as u64 + DENSE_MEMO,
+                "{} slots for {} entries", memo.dense.len(), model.len()
+            );
+        }
+        proptest::prop_assert_eq!(memo.count, model.len() as u64);
+        for (&idx, &node) in &model {
+            proptest::prop_assert_eq!(memo.get(idx), Some(node));
+        }
+    }
+}
+
+#[test]
+fn one_long_binput_near_2_to_the_26_costs_one_entry() {
+    // Protocol 4: EMPTY_LIST, LONG_BINPUT 67108863, STOP (the 46-byte file, shortened).
+    let bytes = b"\x80\x04]r\xff\xff\xff\x03.";
+    let mut memo = MemoTable::default();
+    memo.insert(67_108_863, 0);
+    assert!(memo.dense.is_empty(), "{} slots", memo.dense.len());
+    assert_eq!(memo.get(67_108_863), Some(0));
+    // The decoder reads it without the table growing (it answers the empty list).
+    let d = decode(bytes, &mut |_| true).expect("decodes");
+    assert!(matches!(d.value, Value::List(ref l) if l.is_empty()));
+}

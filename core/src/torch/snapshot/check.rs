@@ -9,7 +9,7 @@
 //! sum of its `active_allocated` blocks (`snapshot()` adds `block->size` where `block->allocated`).
 //! Sums that exceed 2⁶⁴ − 1 bytes are reported too (the figures saturate there).
 
-use super::{BlockState, Snapshot};
+use super::{Action, BlockState, Snapshot};
 
 /// Problems of one kind listed before the rest are only counted.
 const LISTED: usize = 5;
@@ -90,6 +90,20 @@ pub(super) fn check(s: &Snapshot, w: &mut Warnings) {
             covered = covered.and_then(|c| c.checked_add(b.size));
             if b.state == BlockState::ActiveAllocated {
                 active_allocated = active_allocated.saturating_add(b.size);
+            }
+            if b.state == BlockState::ActiveAllocated && b.requested_size > b.size {
+                w.push("requested more than the block", || {
+                    (
+                        format!(
+                            "segment {i} at {:#x} block {j}: requested_size {} B is more than the block's {} B",
+                            sg.address, b.requested_size, b.size
+                        ),
+                        format!(
+                            "段 {i}（{:#x}）的块 {j}：requested_size {} B 比块的 {} B 还大",
+                            sg.address, b.requested_size, b.size
+                        ),
+                    )
+                });
             }
             if b.size > sg.total_size {
                 w.push("block larger than its segment", || {
@@ -195,6 +209,7 @@ pub(super) fn check(s: &Snapshot, w: &mut Warnings) {
             )
         });
     }
+    check_events(s, w);
     // Segments of one device never overlap.
     let mut order: Vec<(i64, u64, u64, usize)> = s
         .segments
@@ -226,5 +241,116 @@ pub(super) fn check(s: &Snapshot, w: &mut Warnings) {
                 )
             });
         }
+    }
+}
+
+/// The trace's own consistency: an action this reader does not know (not replayed), an `alloc`
+/// or free without a byte count (counted as 0 B), and a free whose size differs from the
+/// `alloc` at its address (the live bytes after it would be wrong by the difference).
+fn check_events(s: &Snapshot, w: &mut Warnings) {
+    for (d, trace) in s.device_traces.iter().enumerate() {
+        let mut live: std::collections::HashMap<u64, (usize, u64)> = Default::default();
+        for (k, e) in trace.iter().enumerate() {
+            let sized = matches!(
+                e.action,
+                Action::Alloc | Action::FreeRequested | Action::FreeCompleted
+            );
+            match &e.action {
+                Action::Other(name) => w.push("unknown action", || {
+                    (
+                        format!(
+                            "trace {d} event {k}: unknown action \"{name}\"; it is not replayed"
+                        ),
+                        format!("轨迹 {d} 的事件 {k}：未知的 action \"{name}\"，不参与重放"),
+                    )
+                }),
+                _ if sized && e.size == 0 => w.push("no byte count", || {
+                    (
+                        format!(
+                            "trace {d} event {k} ({}): size is 0 or missing, counted as 0 B",
+                            e.action.as_str()
+                        ),
+                        format!(
+                            "轨迹 {d} 的事件 {k}（{}）：size 为 0 或缺失，按 0 B 计",
+                            e.action.as_str()
+                        ),
+                    )
+                }),
+                _ => {}
+            }
+            let Some(addr) = e.addr else { continue };
+            match e.action {
+                Action::Alloc => {
+                    live.insert(addr, (k, e.size));
+                }
+                Action::FreeRequested | Action::FreeCompleted => {
+                    let at = if e.action == Action::FreeCompleted {
+                        live.remove(&addr)
+                    } else {
+                        live.get(&addr).copied()
+                    };
+                    if let Some((j, size)) = at
+                        && size != e.size
+                    {
+                        w.push("free differs from its alloc", || {
+                            (
+                                format!(
+                                    "trace {d} event {k} ({}) at {addr:#x}: {} B, but the alloc at event {j} was {size} B",
+                                    e.action.as_str(),
+                                    e.size
+                                ),
+                                format!(
+                                    "轨迹 {d} 的事件 {k}（{}，{addr:#x}）：{} B，而事件 {j} 的 alloc 是 {size} B",
+                                    e.action.as_str(),
+                                    e.size
+                                ),
+                            )
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod event_tests {
+    use super::super::tests::ev;
+    use super::*;
+
+    #[test]
+    fn a_free_of_another_size_a_missing_size_and_an_unknown_action_are_flagged() {
+        const M: u64 = 1 << 20;
+        let snap = Snapshot {
+            layout: "dict",
+            protocol: 4,
+            blocks_have_addresses: true,
+            segments: Vec::new(),
+            device_traces: vec![vec![
+                ev("segment_alloc", 100 * M, 20 * M),
+                ev("alloc", 100 * M, 4 * M),
+                ev("free_completed", 100 * M, M),
+                ev("alloc", 104 * M, 0),
+                ev("rewind", 0, 0),
+                ev("alloc", 108 * M, 2 * M),
+                ev("free_requested", 108 * M, 2 * M),
+                ev("free_completed", 108 * M, 2 * M),
+            ]],
+            allocator_settings: std::collections::BTreeMap::new(),
+            frames: Default::default(),
+        };
+        let mut w = Warnings::default();
+        check_events(&snap, &mut w);
+        let (en, zh) = w.finish();
+        assert_eq!(
+            en,
+            vec![
+                "trace 0 event 2 (free_completed) at 0x6400000: 1048576 B, but the alloc at event 1 was 4194304 B",
+                "trace 0 event 3 (alloc): size is 0 or missing, counted as 0 B",
+                "trace 0 event 4: unknown action \"rewind\"; it is not replayed",
+            ]
+        );
+        assert_eq!(zh.len(), 3);
     }
 }

@@ -28,6 +28,8 @@ fn field<'a>(d: &'a BTreeMap<HashableValue, Value>, k: &str) -> Option<&'a Value
 fn as_u64(v: &Value) -> Option<u64> {
     match v {
         Value::I64(i) => u64::try_from(*i).ok(),
+        // 2⁶³ ..= 2⁶⁴ − 1 (an address in the upper half) is pickled as a long, not an int.
+        Value::Int(b) if b.bits() <= 64 => b.to_string().parse().ok(),
         Value::Bool(b) => Some(u64::from(*b)),
         _ => None,
     }
@@ -93,6 +95,7 @@ fn event_u64(e: &BTreeMap<HashableValue, Value>, k: &str, at: &str) -> Result<Op
     match field(e, k) {
         None => Ok(None),
         Some(Value::I64(i)) if *i >= 0 => Ok(Some(i.unsigned_abs())),
+        Some(v @ Value::Int(_)) if as_u64(v).is_some() => Ok(as_u64(v)),
         Some(v) => Err(Error::BadInput(format!(
             "{at} (`{}`): `{k}` is {}, not a non-negative integer",
             field(e, "action").and_then(as_str).unwrap_or("?"),
@@ -239,7 +242,7 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
     let value = serde_pickle::value_from_slice(bytes, options).map_err(|e| {
         Error::BadInput(format!(
             "not a readable pickle: {}",
-            crate::error::shorten(&e.to_string())
+            crate::error::shorten_quoted(&e.to_string())
         ))
     })?;
     let mut frames = FrameTable::default();
@@ -573,4 +576,27 @@ fn traces_from_value(
         }
     }
     Ok(device_traces)
+}
+
+#[cfg(test)]
+mod upper_half_addresses {
+    use super::*;
+
+    #[test]
+    fn an_address_of_2_to_the_63_or_more_is_an_address() {
+        // Protocol 2, LONG1 with 9 little-endian bytes: 2⁶³ (a `long`, past i64), then STOP.
+        let two_63 = b"\x80\x02\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x80\x00.";
+        let v = serde_pickle::value_from_slice(two_63, serde_pickle::DeOptions::new()).unwrap();
+        assert_eq!(as_u64(&v), Some(1 << 63));
+        // 2⁶⁴ − 1 still fits; 2⁶⁴ and −2⁶³ − 1 do not.
+        let max = b"\x80\x02\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x00.";
+        let v = serde_pickle::value_from_slice(max, serde_pickle::DeOptions::new()).unwrap();
+        assert_eq!(as_u64(&v), Some(u64::MAX));
+        let over = b"\x80\x02\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01.";
+        let v = serde_pickle::value_from_slice(over, serde_pickle::DeOptions::new()).unwrap();
+        assert_eq!(as_u64(&v), None);
+        let negative = b"\x80\x02\x8a\x09\xff\xff\xff\xff\xff\xff\xff\x7f\xff.";
+        let v = serde_pickle::value_from_slice(negative, serde_pickle::DeOptions::new()).unwrap();
+        assert_eq!(as_u64(&v), None);
+    }
 }

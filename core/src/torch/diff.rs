@@ -282,7 +282,7 @@ mod tests {
     #[test]
     fn a_duplicated_segment_is_listed_as_the_reserved_difference() {
         let p = data("torch2.11-mini-fixture");
-        let a = crate::memory::snapshot::parse(&std::fs::read(&p).unwrap()).unwrap();
+        let a = crate::torch::snapshot::parse(&std::fs::read(&p).unwrap()).unwrap();
         let mut b = a.clone();
         let dup = b.segments[0].clone();
         b.segments.push(dup.clone());

@@ -123,6 +123,7 @@ impl Block {
             level,
             lanes,
             metrics,
+            line: None,
         };
         self.seq += 1;
         if let Some(w) = self.warps.get_mut(warp as usize) {

@@ -133,6 +133,9 @@ pub struct Event {
     pub lanes: Vec<Lane>,
     /// Derived costs.
     pub metrics: Metrics,
+    /// The 1-based source line that issued it (the kernel lab's WGSL), where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
 }
 
 /// One warp's events in program order.

@@ -227,6 +227,7 @@ pub fn build_trace(
             level: first.level,
             lanes,
             metrics,
+            line: None,
         });
     }
     Ok(Trace {

@@ -1,0 +1,1 @@
+//! The scene `kernel-lab`.

@@ -76,6 +76,7 @@ pub struct Report {
 /// Every scene warpscope computes, lab by lab in lecture order.
 pub fn scenes() -> impl Iterator<Item = &'static Scene> {
     static FOUNDATION: &[Scene] = &[crate::reduction::SCENE, crate::banks::SCENE];
+    static KERNEL_LAB: &[Scene] = &[crate::lab::scene::SCENE];
     static LABS: &[&[Scene]] = &[
         FOUNDATION,
         crate::layernorm::SCENES,
@@ -83,6 +84,7 @@ pub fn scenes() -> impl Iterator<Item = &'static Scene> {
         crate::trainer::SCENES,
         crate::memory::SCENES,
         crate::step::SCENES,
+        KERNEL_LAB,
     ];
     LABS.iter().flat_map(|lab| lab.iter())
 }

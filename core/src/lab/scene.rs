@@ -1,1 +1,209 @@
-//! The scene `kernel-lab`.
+//! The scene `kernel-lab`: a WGSL kernel (a bundled example's name or a `.wgsl` path) simulated
+//! warp by warp on a dispatch (the example's own, or `--input FILE.json`).
+//!
+//! The typed computation is [`run`] / [`run_input`] (`LabParams` → [`LabOutput`]); [`SCENE`]
+//! and [`INPUT`] only wrap them in JSON for the registry.
+
+use super::dispatch::Dispatch;
+use super::examples::{EXAMPLES, find};
+use super::output::LabOutput;
+use crate::Error;
+use crate::error::Expected;
+use crate::params::{ParamSpec, ParamValues};
+use crate::scene::{InputSpec, Scene, to_json};
+use crate::text::Text;
+
+/// Largest `.wgsl` file the lab reads (bytes).
+pub const MAX_SOURCE_BYTES: u64 = 1 << 20;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec::text(
+        "source",
+        "kernel: a bundled example's name or a .wgsl path",
+        "内核：内置示例名或 .wgsl 路径",
+        "reduce-shared",
+    ),
+    ParamSpec::text(
+        "entry",
+        "entry point (empty: the only @compute one)",
+        "入口函数（空：唯一的 @compute 入口）",
+        "",
+    ),
+    ParamSpec::choice(
+        "subgroup_size",
+        "subgroup (warp) size, lanes",
+        "子组（warp）大小（lane 数）",
+        &["8", "16", "32", "64"],
+        "32",
+    ),
+];
+
+/// The registry entry.
+pub const SCENE: Scene = Scene {
+    id: "kernel-lab",
+    section: "Lab",
+    title: Text::new(
+        "Kernel lab: your WGSL kernel, warp by warp",
+        "内核实验室：逐 warp 运行你的 WGSL 内核",
+    ),
+    summary: Text::new(
+        "A WGSL compute kernel simulated warp by warp: per-line shared-memory wavefronts, global sectors, divergence, and sanitizer warnings.",
+        "逐 warp 模拟 WGSL 计算内核：逐行的共享内存轮数、全局内存扇区、分支发散与检查器警告。",
+    ),
+    params: PARAMS,
+    run: |v| to_json(&run(&LabParams::from_values(v)?)?),
+    input: Some(&INPUT),
+};
+
+/// The scene's input: the dispatch.
+pub const INPUT: InputSpec = InputSpec {
+    keys: Text::new(
+        "workgroups: [x, y, z] workgroups to run, required\n\
+         buffers: {\"GROUP:BINDING\": {\"type\": \"f32\"|\"u32\"|\"i32\"|\"f16\"|\"vec2<f32>\"|…, \
+         \"data\": [...]} or {\"type\": …, \"len\": N, \"fill\": NUMBER|\"iota\"|\"random\"}} one per binding the kernel uses\n\
+         seed: integer seeding \"random\" fills (default 0)",
+        "workgroups: [x, y, z] 要运行的工作组数，必填\n\
+         buffers: {\"组:绑定\": {\"type\": \"f32\"|\"u32\"|\"i32\"|\"f16\"|\"vec2<f32>\"|…, \
+         \"data\": [...]} 或 {\"type\": …, \"len\": N, \"fill\": 数字|\"iota\"|\"random\"}} 内核用到的每个绑定一项\n\
+         seed: \"random\" 填充的种子（默认 0）",
+    ),
+    example: include_str!("../../../assets/kernels/reduce_shared.json"),
+    example_params: &[],
+    params: &["source", "entry", "subgroup_size"],
+    run: |v, input| to_json(&run_input(&LabParams::from_values(v)?, input)?),
+};
+
+/// The scene's parameters, typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabParams {
+    /// A bundled example's name or a `.wgsl` path (`~` expanded).
+    pub source: String,
+    /// The entry point (empty: the only compute one).
+    pub entry: String,
+    /// Lanes per warp: 8, 16, 32 or 64.
+    pub subgroup_size: u32,
+}
+
+impl LabParams {
+    /// Reads validated values.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for a missing or malformed value.
+    pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
+        let sg = v.text("subgroup_size")?;
+        Ok(LabParams {
+            source: v.text("source")?.to_owned(),
+            entry: v.text("entry")?.to_owned(),
+            subgroup_size: sg.parse().map_err(|_| {
+                Error::invalid(
+                    "subgroup_size",
+                    sg,
+                    Expected::OneOf(vec!["8".into(), "16".into(), "32".into(), "64".into()]),
+                )
+            })?,
+        })
+    }
+}
+
+/// The kernel's text and, for a bundled example, its own dispatch JSON.
+///
+/// # Errors
+/// [`Error::InvalidParam`] `source` when it is neither an example nor a `.wgsl` path;
+/// [`Error::BadInput`] when the file cannot be read, is past [`MAX_SOURCE_BYTES`] or is not
+/// UTF-8.
+pub fn load_source(source: &str) -> Result<(String, Option<&'static str>), Error> {
+    if let Some(ex) = find(source.trim()) {
+        return Ok((ex.source.to_owned(), Some(ex.input)));
+    }
+    if !source.trim().ends_with(".wgsl") {
+        let names: Vec<&str> = EXAMPLES.iter().map(|e| e.name).collect();
+        return Err(Error::invalid(
+            "source",
+            source,
+            format!(
+                "expected a bundled example ({}) or a path ending in .wgsl",
+                names.join(", ")
+            ),
+        ));
+    }
+    let path = crate::memory::snapshot::expand_home(source.trim());
+    let bytes = crate::input::read_regular(&path, MAX_SOURCE_BYTES, "WGSL source")?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::BadInput(format!("`{source}` is not UTF-8 text")))?;
+    Ok((text, None))
+}
+
+/// Runs the kernel on its bundled example's dispatch.
+///
+/// # Errors
+/// As [`load_source`] and [`super::simulate`]; [`Error::InvalidInput`] when `source` is a
+/// file (a file brings no dispatch: give one with `--input`).
+pub fn run(p: &LabParams) -> Result<LabOutput, Error> {
+    let (_, input) = load_source(&p.source)?;
+    let Some(input) = input else {
+        return Err(Error::input(
+            "",
+            format!(
+                "`{}` is a file: give its dispatch with --input FILE.json (workgroups and buffers)",
+                p.source
+            ),
+        ));
+    };
+    let json: serde_json::Value = serde_json::from_str(input)
+        .map_err(|e| Error::BadInput(format!("bundled dispatch: {e}")))?;
+    run_input(p, &json)
+}
+
+/// Runs the kernel on the dispatch `input` ([`Dispatch::from_json`]).
+///
+/// # Errors
+/// As [`load_source`], [`Dispatch::from_json`] and [`super::simulate`].
+pub fn run_input(p: &LabParams, input: &serde_json::Value) -> Result<LabOutput, Error> {
+    let (text, _) = load_source(&p.source)?;
+    let d = Dispatch::from_json(input)?;
+    let entry = (!p.entry.trim().is_empty()).then_some(p.entry.trim());
+    super::simulate(&text, entry, p.subgroup_size, &d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_the_default_example_and_a_file() {
+        let s = crate::scene::find("kernel-lab").unwrap();
+        let r = s.report(s.defaults()).unwrap();
+        // reduce-shared: 4 workgroups of 256 over iota(1024); sum of group 0 = 0 + … + 255.
+        assert_eq!(r.result["buffers"]["0:1"][0], 32640.0);
+        assert!(r.result["lines"].as_array().is_some_and(|l| !l.is_empty()));
+        let dir = std::env::temp_dir().join(format!("wslab-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("k.wgsl");
+        std::fs::write(
+            &path,
+            "@group(0) @binding(0) var<storage, read_write> a: array<u32>;\n\
+             @compute @workgroup_size(4) fn main(@builtin(local_invocation_index) i: u32) { a[i] = i * i; }\n",
+        )
+        .unwrap();
+        let mut v = s.defaults();
+        v.set(s.params, "source", path.to_str().unwrap()).unwrap();
+        let input = serde_json::json!({"workgroups": [1, 1, 1], "buffers": {"0:0": {"type": "u32", "len": 4}}});
+        let r = s.report_with(v.clone(), Some(&input)).unwrap();
+        assert_eq!(
+            r.result["buffers"]["0:0"],
+            serde_json::json!([0.0, 1.0, 4.0, 9.0])
+        );
+        // A file without --input, a bad name: refused with what would do.
+        assert!(matches!(s.report(v), Err(Error::InvalidInput { .. })));
+        let mut v = s.defaults();
+        v.set(s.params, "source", "nope").unwrap();
+        match s.report(v) {
+            Err(Error::InvalidParam { name, expected, .. }) => {
+                assert_eq!(name, "source");
+                assert!(expected.to_string().contains("reduce-shared"));
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -133,16 +133,23 @@ fn dispatch(input: Option<&Path>, k: &Kernel) -> Result<Dispatch, String> {
     Dispatch::from_json(&value).map_err(|e| e.to_string())
 }
 
-/// The simulation's buffers for the same source, entry point, subgroup size and bytes — the
-/// one call the comparison needs. `None` while this build has no simulator.
-#[allow(clippy::unnecessary_wraps)] // returns the simulator's result once it is merged
+/// The simulation's buffers for the same source, entry point, subgroup size, bytes and
+/// overrides — the one call the comparison needs. `None` while this build has no simulator.
 fn simulated(
-    _source: &str,
-    _entry: &str,
-    _subgroup_size: u32,
-    _dispatch: &Dispatch,
+    source: &str,
+    entry: &str,
+    subgroup_size: u32,
+    dispatch: &Dispatch,
 ) -> Option<Result<BTreeMap<Binding, BufferOut>, String>> {
-    None
+    let options = warpscope_core::lab::Options {
+        overrides: dispatch.overrides.clone(),
+        ..Default::default()
+    };
+    Some(
+        warpscope_core::lab::simulate_with(source, Some(entry), subgroup_size, dispatch, &options)
+            .map(|o| o.buffers)
+            .map_err(|e| e.to_string()),
+    )
 }
 
 /// `warpscope run kernel-lab …` (see the module docs).

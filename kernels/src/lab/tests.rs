@@ -191,6 +191,77 @@ fn every_example_on_the_adapter_equals_its_cpu_expectation() {
     }
 }
 
+/// Examples whose simulated buffers do not yet equal the GPU's, each for a simulator bug that
+/// `short_circuit_and_with_a_partly_true_left_side` isolates: the ∇γ tile's final
+/// `if (lid.x == 0u && out_col < params.cols)` writes only lane 0's column in the simulation.
+const SIMULATOR_GAPS: &[&str] = &["dgamma-32", "dgamma-33"];
+
+/// The smallest kernel showing the gap above: `a && b` where `a` holds on only some lanes of a
+/// warp. Every invocation with lid.x = 0 writes its row, so o = [100, 101, 102, 103].
+#[test]
+#[ignore = "the simulator writes only o[0] for `lid.x == 0u && row < 4u` (core::lab)"]
+fn short_circuit_and_with_a_partly_true_left_side() {
+    let source = "
+        @group(0) @binding(0) var<storage, read_write> o: array<u32>;
+        @compute @workgroup_size(4, 4)
+        fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
+            let row = lid.y;
+            if (lid.x == 0u && row < 4u) {
+                o[row] = 100u + row;
+            }
+        }";
+    let v =
+        serde_json::json!({"workgroups": [1, 1, 1], "buffers": {"0:0": {"type": "u32", "len": 4}}});
+    let d = Dispatch::from_json(&v).unwrap();
+    let sim = warpscope_core::lab::simulate(source, None, 8, &d).unwrap();
+    let got: Vec<f64> = sim.buffers[&b(0)].values.iter().map(|e| e.0[0]).collect();
+    assert_eq!(got, [100.0, 101.0, 102.0, 103.0]);
+    if let Some(ctx) = ctx() {
+        let gpu = run(source, None, &d, &ctx, RunOptions { runs: 1 }).unwrap();
+        assert!(compare(&gpu.buffers, &sim.buffers).passed);
+    }
+}
+
+#[test]
+fn every_example_simulated_equals_the_gpu() {
+    let Some(ctx) = ctx() else { return };
+    let opts = RunOptions { runs: 1 };
+    let mut failures = Vec::new();
+    for ex in EXAMPLES {
+        if SIMULATOR_GAPS.contains(&ex.name) {
+            eprintln!(
+                "{}: not compared (a known simulator gap, see SIMULATOR_GAPS)",
+                ex.name
+            );
+            continue;
+        }
+        let d = dispatch_of(ex);
+        let gpu = run(ex.source, ex.entry, &d, &ctx, opts)
+            .unwrap_or_else(|e| panic!("{} on {}: {e}", ex.name, ctx.report.name));
+        // The simulator splits the workgroup into warps of the adapter's subgroup size (8 on
+        // lavapipe), so subgroup operations see the same lanes on both sides.
+        let size = gpu.subgroup_size.unwrap_or(32);
+        let options = warpscope_core::lab::Options {
+            overrides: d.overrides.clone(),
+            ..Default::default()
+        };
+        match warpscope_core::lab::simulate_with(ex.source, ex.entry, size, &d, &options) {
+            Ok(sim) => {
+                let c = compare(&gpu.buffers, &sim.buffers);
+                if !c.passed {
+                    failures.push(format!(
+                        "{}: {}",
+                        ex.name,
+                        serde_json::to_string(&c).unwrap()
+                    ));
+                }
+            }
+            Err(e) => failures.push(format!("{}: the simulation failed: {e}", ex.name)),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn refusals_name_what_is_wrong() {
     let ex = warpscope_core::lab::examples::find("dgamma-33").unwrap();

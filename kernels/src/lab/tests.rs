@@ -191,9 +191,12 @@ fn every_example_on_the_adapter_equals_its_cpu_expectation() {
     }
 }
 
-/// Examples whose simulated buffers do not yet equal the GPU's, each for a simulator bug that
-/// `short_circuit_and_with_a_partly_true_left_side` isolates: the ∇γ tile's final
-/// `if (lid.x == 0u && out_col < params.cols)` writes only lane 0's column in the simulation.
+/// Examples whose simulated buffers do not yet equal the GPU's, for the simulator bug that
+/// `short_circuit_and_with_a_partly_true_left_side` isolates: naga lowers `a && b` to a `bool`
+/// function variable stored in an `if` on `a`, and a `bool` stored in a divergent branch
+/// reaches only the warp's first active lane (`var t: bool; if (i % 4u == 0u) { t = true; }`
+/// leaves lane 4 false). The ∇γ tile's final `if (lid.x == 0u && out_col < params.cols)`
+/// therefore writes only the first row's column in the simulation.
 const SIMULATOR_GAPS: &[&str] = &["dgamma-32", "dgamma-33"];
 
 /// The smallest kernel showing the gap above: `a && b` where `a` holds on only some lanes of a

@@ -12,8 +12,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use warpscope_core::lab::dispatch::{Binding, Dispatch};
-use warpscope_core::lab::examples::{EXAMPLES, Example, find};
+use warpscope_core::lab::examples::{Example, find};
 use warpscope_core::lab::output::BufferOut;
+use warpscope_core::lab::scene::{LabParams, load_source};
 use warpscope_kernels::DeviceContext;
 use warpscope_kernels::lab::{self, LabError, Resources, RunOptions};
 
@@ -22,97 +23,64 @@ use super::fail;
 /// The name `warpscope run` takes for the lab.
 pub const KERNEL: &str = "kernel-lab";
 
-/// Largest kernel source read (bytes).
-const MAX_SOURCE_BYTES: u64 = 1 << 20;
-
-/// Subgroup sizes the simulator models.
-const SUBGROUP_SIZES: [u32; 4] = [8, 16, 32, 64];
-
-/// The `--set` keys, with what each takes (for the refusal of an unknown one).
-const KEYS: &str = "source (a .wgsl path or a bundled example), entry (a compute entry point), \
-                    subgroup_size (8, 16, 32 or 64; default the adapter's), runs (timed runs, 1 ..= 1000)";
-
-/// What `--set` asked for.
-#[derive(Debug, Default)]
+/// What `--set` asked for: the scene `kernel-lab`'s parameters (as `report kernel-lab` takes
+/// them), whether the subgroup size was given, and the timed runs.
+#[derive(Debug)]
 struct Settings {
-    source: Option<String>,
-    entry: Option<String>,
-    subgroup_size: Option<u32>,
-    runs: Option<u32>,
+    params: LabParams,
+    subgroup_size_given: bool,
+    runs: u32,
 }
 
+/// Reads `--set`: `runs=N` here, every other key through the scene's own parameters.
 fn settings(set: &[String]) -> Result<Settings, String> {
-    let mut s = Settings::default();
-    for a in set {
-        let (k, v) = a
-            .split_once('=')
-            .ok_or_else(|| format!("--set {a}: expected KEY=VALUE; keys: {KEYS}"))?;
-        let v = v.trim();
-        match k.trim() {
-            "source" => s.source = Some(v.to_owned()),
-            "entry" => s.entry = Some(v.to_owned()).filter(|e| !e.is_empty()),
-            "subgroup_size" => {
-                let n = v
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| SUBGROUP_SIZES.contains(n))
-                    .ok_or_else(|| {
-                        format!("invalid parameter `subgroup_size` = {v}: expected 8, 16, 32 or 64")
-                    })?;
-                s.subgroup_size = Some(n);
-            }
-            "runs" => {
-                let n = v
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| (1..=lab::MAX_RUNS).contains(n))
-                    .ok_or_else(|| {
-                        format!(
-                            "invalid parameter `runs` = {v}: expected a whole number 1 ..= {}",
-                            lab::MAX_RUNS
-                        )
-                    })?;
-                s.runs = Some(n);
-            }
-            other => {
-                return Err(format!(
-                    "kernel-lab has no parameter `{other}`; keys: {KEYS}"
-                ));
-            }
-        }
+    let key = |a: &String| a.split_once('=').map(|(k, _)| k.trim().to_owned());
+    let (runs_args, rest): (Vec<String>, Vec<String>) = set
+        .iter()
+        .cloned()
+        .partition(|a| key(a).as_deref() == Some("runs"));
+    let mut runs = lab::DEFAULT_RUNS;
+    for a in &runs_args {
+        let v = a.split_once('=').map_or("", |(_, v)| v.trim());
+        runs = v
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=lab::MAX_RUNS).contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "invalid parameter `runs` = {v}: expected a whole number 1 ..= {} (timed runs)",
+                    lab::MAX_RUNS
+                )
+            })?;
     }
-    Ok(s)
+    let resolved = super::resolve(super::Source {
+        scene: Some(KERNEL),
+        set: &rest,
+        ..super::Source::default()
+    })
+    .map_err(|e| format!("{e} (run kernel-lab also takes runs=N, the timed runs)"))?;
+    let params = LabParams::from_values(&resolved.values).map_err(|e| e.to_string())?;
+    Ok(Settings {
+        params,
+        subgroup_size_given: rest
+            .iter()
+            .any(|a| key(a).as_deref() == Some("subgroup_size")),
+        runs,
+    })
 }
 
-/// The kernel to run: its source text, the example it is (if one), its default entry point.
+/// The kernel to run: its source text, the example it is (if one).
 struct Kernel {
     source: String,
     example: Option<&'static Example>,
 }
 
-/// `source=`: a bundled example's name, else a file (`~` expanded); none: the first example.
-fn kernel(source: Option<&str>) -> Result<Kernel, String> {
-    let name = source.unwrap_or_else(|| EXAMPLES.first().map_or("", |e| e.name));
-    if let Some(ex) = find(name) {
-        return Ok(Kernel {
-            source: ex.source.to_owned(),
-            example: Some(ex),
-        });
-    }
-    let path = warpscope_core::memory::snapshot::expand_home(name);
-    let bytes = warpscope_core::input::read_regular(&path, MAX_SOURCE_BYTES, "kernel source")
-        .map_err(|e| {
-            let names: Vec<&str> = EXAMPLES.iter().map(|e| e.name).collect();
-            format!(
-                "source `{name}` is neither a bundled example ({}) nor a readable file: {e}",
-                names.join(", ")
-            )
-        })?;
-    let source = String::from_utf8(bytes)
-        .map_err(|_| format!("the kernel source {} is not UTF-8 text", path.display()))?;
+/// `source=`: a bundled example's name or a `.wgsl` path, read as the scene reads it.
+fn kernel(source: &str) -> Result<Kernel, String> {
+    let (text, _) = load_source(source).map_err(|e| e.to_string())?;
     Ok(Kernel {
-        source,
-        example: None,
+        source: text,
+        example: find(source.trim()),
     })
 }
 
@@ -155,15 +123,14 @@ fn simulated(
 /// `warpscope run kernel-lab …` (see the module docs).
 pub fn run(set: &[String], input: Option<&Path>, json: bool) -> ExitCode {
     let prepared = settings(set).and_then(|s| {
-        let k = kernel(s.source.as_deref())?;
+        let k = kernel(&s.params.source)?;
         let d = dispatch(input, &k)?;
-        let entry = s
-            .entry
-            .clone()
-            .or_else(|| k.example.and_then(|e| e.entry).map(str::to_owned));
+        let entry = Some(s.params.entry.trim())
+            .filter(|e| !e.is_empty())
+            .or_else(|| k.example.and_then(|e| e.entry));
         // Checked before the adapter is opened: a bad source or dispatch is the user's to fix
         // (status 2) whether or not a GPU is present.
-        let res = Resources::of(&k.source, entry.as_deref()).map_err(|e| e.to_string())?;
+        let res = Resources::of(&k.source, entry).map_err(|e| e.to_string())?;
         res.check_dispatch(&d).map_err(|e| e.to_string())?;
         Ok((s, k, d, res))
     });
@@ -175,9 +142,7 @@ pub fn run(set: &[String], input: Option<&Path>, json: bool) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(1, &e.to_string()),
     };
-    let opts = RunOptions {
-        runs: s.runs.unwrap_or(lab::DEFAULT_RUNS),
-    };
+    let opts = RunOptions { runs: s.runs };
     let gpu = match lab::run(&k.source, Some(&res.entry), &d, &ctx, opts) {
         Ok(r) => r,
         Err(e @ LabError::Input(_)) => return fail(2, &e.to_string()),
@@ -185,9 +150,21 @@ pub fn run(set: &[String], input: Option<&Path>, json: bool) -> ExitCode {
     };
     // Simulate at the adapter's subgroup size unless told otherwise, so the two runs split
     // the workgroup into the same warps.
-    let subgroup_size = s.subgroup_size.or(gpu.subgroup_size).unwrap_or(32);
+    let subgroup_size = if s.subgroup_size_given {
+        s.params.subgroup_size
+    } else {
+        gpu.subgroup_size.unwrap_or(s.params.subgroup_size)
+    };
+    // Warps of another size than the adapter's group lanes differently: subgroup results can
+    // differ for that reason alone, and the output says so.
+    let size_note = gpu.subgroup_size.filter(|&g| g != subgroup_size).map(|g| {
+        format!(
+            "simulated with subgroups of {subgroup_size} lanes; the adapter's are {g}: subgroup \
+                 operations may give other results"
+        )
+    });
     let (comparison, note) = match simulated(&k.source, &res.entry, subgroup_size, &d) {
-        Some(Ok(sim)) => (Some(lab::compare(&gpu.buffers, &sim)), None),
+        Some(Ok(sim)) => (Some(lab::compare(&gpu.buffers, &sim)), size_note),
         Some(Err(e)) => (None, Some(format!("the simulation failed: {e}"))),
         None => (
             None,
@@ -243,19 +220,21 @@ mod tests {
     #[test]
     fn settings_and_sources() {
         let s = settings(&["source=histogram".into(), "subgroup_size=8".into()]).unwrap();
-        assert_eq!(s.source.as_deref(), Some("histogram"));
-        assert_eq!(s.subgroup_size, Some(8));
+        assert_eq!(s.params.source, "histogram");
+        assert_eq!(s.params.subgroup_size, 8);
+        assert!(s.subgroup_size_given);
+        assert_eq!(s.runs, lab::DEFAULT_RUNS);
+        let s = settings(&["runs=3".into()]).unwrap();
+        assert_eq!((s.runs, s.subgroup_size_given), (3, false));
+        assert_eq!(s.params.source, "reduce-shared");
         assert!(settings(&["subgroup_size=12".into()]).is_err());
-        assert!(settings(&["runs=0".into()]).is_err());
+        assert!(settings(&["runs=0".into()]).unwrap_err().contains("`runs`"));
         let e = settings(&["rows=3".into()]).unwrap_err();
-        assert!(e.contains("no parameter `rows`"), "{e}");
-        let k = kernel(None).unwrap();
-        assert_eq!(k.example.map(|e| e.name), Some("reduce-shared"));
-        let e = kernel(Some("/nonexistent/k.wgsl")).err().unwrap();
-        assert!(e.contains("neither a bundled example"), "{e}");
-        let file = kernel(Some("/nonexistent/k.wgsl"));
-        assert!(file.is_err());
-        let k = kernel(Some("softmax-warp")).unwrap();
+        assert!(e.contains("rows"), "{e}");
+        assert!(kernel("/nonexistent/k.wgsl").is_err());
+        assert!(kernel("no-such-example").is_err());
+        let k = kernel("softmax-warp").unwrap();
+        assert_eq!(k.example.and_then(|e| e.entry), Some("fused"));
         let d = dispatch(None, &k).unwrap();
         assert_eq!(d.workgroups, [2, 1, 1]);
         let no_input = Kernel {

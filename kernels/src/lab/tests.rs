@@ -136,8 +136,8 @@ fn check(ex: &Example, d: &Dispatch, r: &GpuRun) {
                 }
             }
             close(ex.name, &output(r, 4), &want);
-            // `row_sum`'s output, not bound by `fused`: its input contents, zeros.
-            assert_eq!(output(r, 6), [0.0]);
+            // `row_sum`'s output, which `fused` does not use, is not read back.
+            assert!(!r.buffers.contains_key(&b(6)));
         }
         "layernorm-fused" => {
             let (rows, cols) = (8, 256);
@@ -191,18 +191,10 @@ fn every_example_on_the_adapter_equals_its_cpu_expectation() {
     }
 }
 
-/// Examples whose simulated buffers do not yet equal the GPU's, for the simulator bug that
-/// `short_circuit_and_with_a_partly_true_left_side` isolates: naga lowers `a && b` to a `bool`
-/// function variable stored in an `if` on `a`, and a `bool` stored in a divergent branch
-/// reaches only the warp's first active lane (`var t: bool; if (i % 4u == 0u) { t = true; }`
-/// leaves lane 4 false). The ∇γ tile's final `if (lid.x == 0u && out_col < params.cols)`
-/// therefore writes only the first row's column in the simulation.
-const SIMULATOR_GAPS: &[&str] = &["dgamma-32", "dgamma-33"];
-
-/// The smallest kernel showing the gap above: `a && b` where `a` holds on only some lanes of a
-/// warp. Every invocation with lid.x = 0 writes its row, so o = [100, 101, 102, 103].
+/// `a && b` where `a` holds on only some lanes of a warp: naga lowers it to a `bool` function
+/// variable stored in an `if` on `a` (the ∇γ tile's last `if` has this shape). Every
+/// invocation with lid.x = 0 writes its row, so o = [100, 101, 102, 103].
 #[test]
-#[ignore = "the simulator writes only o[0] for `lid.x == 0u && row < 4u` (core::lab)"]
 fn short_circuit_and_with_a_partly_true_left_side() {
     let source = "
         @group(0) @binding(0) var<storage, read_write> o: array<u32>;
@@ -231,13 +223,6 @@ fn every_example_simulated_equals_the_gpu() {
     let opts = RunOptions { runs: 1 };
     let mut failures = Vec::new();
     for ex in EXAMPLES {
-        if SIMULATOR_GAPS.contains(&ex.name) {
-            eprintln!(
-                "{}: not compared (a known simulator gap, see SIMULATOR_GAPS)",
-                ex.name
-            );
-            continue;
-        }
         let d = dispatch_of(ex);
         let gpu = run(ex.source, ex.entry, &d, &ctx, opts)
             .unwrap_or_else(|e| panic!("{} on {}: {e}", ex.name, ctx.report.name));

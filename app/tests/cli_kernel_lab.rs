@@ -75,7 +75,9 @@ fn a_users_kernel_runs_with_its_dispatch() {
     assert_eq!(v["workgroup_size"], serde_json::json!([64, 1, 1]));
     assert_eq!(v["time"]["runs"], 2);
     assert!(v["adapter"]["name"].is_string());
-    assert!(v.get("comparison").is_some(), "{v}");
+    // The simulation of the same source and bytes agrees element for element.
+    assert_eq!(v["comparison"]["passed"], true, "{v}");
+    assert_eq!(v["comparison"]["buffers"]["0:1"]["mismatches"], 0, "{v}");
 }
 
 #[test]
@@ -94,6 +96,8 @@ fn a_bundled_example_runs_without_input() {
     assert_eq!(v["buffers"]["0:1"][255], 32640.0);
     // The second block starts over: 256.
     assert_eq!(v["buffers"]["0:1"][256], 256.0);
+    assert_eq!(v["comparison"]["passed"], true, "{v}");
+    assert_eq!(v["comparison"]["buffers"]["0:1"]["type"], "u32");
     let out = warpscope(&["run", "--list"]);
     assert!(
         String::from_utf8_lossy(&out.stdout)

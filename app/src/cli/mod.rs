@@ -20,6 +20,8 @@ macro_rules! say {
     };
 }
 
+mod lab;
+
 /// Writes one line to stdout (see [`say!`]); any other write error ends the program with status 1.
 #[doc(hidden)]
 pub fn emit_line(args: std::fmt::Arguments<'_>) {
@@ -160,10 +162,16 @@ pub enum Command {
         format: String,
     },
     /// Run one of the lecture's kernels on the GPU adapter (WGSL on wgpu): verify both variants
-    /// against core and time them.
+    /// against core and time them. `kernel-lab` runs your own WGSL kernel
+    /// (`--set source=K.wgsl --input D.json`, or a bundled example: `--set source=histogram`)
+    /// and compares its buffers with the simulation.
     Run {
         /// Kernel name; `warpscope run --list` prints them.
         kernel: Option<String>,
+        /// `kernel-lab` only: the dispatch, a JSON object `{"workgroups": [x, y, z],
+        /// "buffers": {"G:B": {"type", "data" | "len", "fill"}}, "seed", "overrides"}`.
+        #[arg(long, value_name = "FILE.json")]
+        input: Option<std::path::PathBuf>,
         /// Print the kernel names.
         #[arg(long)]
         list: bool,
@@ -302,13 +310,22 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Run {
             kernel,
+            input,
             list,
             set,
             json,
             record,
             trace,
         }) => {
-            if record {
+            // The lab is its own path, beside the kernel registry rather than in it.
+            if kernel.as_deref() == Some(lab::KERNEL) && !list && !record {
+                lab::run(&set, input.as_deref(), json)
+            } else if input.is_some() {
+                fail(
+                    2,
+                    &format!("--input goes with `warpscope run {}` only", lab::KERNEL),
+                )
+            } else if record {
                 run_record(kernel.as_deref(), &set, json, trace)
             } else {
                 run(kernel.as_deref(), list, &set, json)
@@ -551,6 +568,7 @@ fn run(kernel: Option<&str>, list: bool, set: &[String], json: bool) -> ExitCode
         for k in kernel_names() {
             say!("{k}");
         }
+        say!("{}", lab::KERNEL);
         return ExitCode::SUCCESS;
     }
     let Some(name) = kernel else {

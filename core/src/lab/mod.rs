@@ -378,7 +378,14 @@ impl<'m> Machine<'m> {
         let module = self.module;
         let mut missing = Vec::new();
         let (mut global_base, mut shared_base) = (0u64, 0u64);
-        for (_, g) in module.global_variables.iter() {
+        let uses = self.info.get_entry_point(self.entry);
+        for (h, g) in module.global_variables.iter() {
+            // Only what the entry point (and the functions it calls) uses needs a buffer, as
+            // for a pipeline's bind group layout.
+            if uses[h].is_empty() {
+                self.global_region.push(None);
+                continue;
+            }
             let size = u64::from(self.layouter[g.ty].size);
             let align = u64::from(self.layouter[g.ty].alignment.round_up(1)).max(4);
             let entry = match g.space {

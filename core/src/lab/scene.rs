@@ -161,8 +161,17 @@ pub fn run(p: &LabParams) -> Result<LabOutput, Error> {
 pub fn run_input(p: &LabParams, input: &serde_json::Value) -> Result<LabOutput, Error> {
     let (text, _) = load_source(&p.source)?;
     let d = Dispatch::from_json(input)?;
-    let entry = (!p.entry.trim().is_empty()).then_some(p.entry.trim());
-    super::simulate(&text, entry, p.subgroup_size, &d)
+    // An example names its entry point when its source has several (the softmax shader).
+    let entry = (!p.entry.trim().is_empty())
+        .then_some(p.entry.trim())
+        .or_else(|| find(p.source.trim()).and_then(|e| e.entry));
+    // The dispatch's overrides are the pipeline constants the GPU run gets too (the ∇γ tile's
+    // PAD), so both runs see the same module.
+    let options = super::Options {
+        overrides: d.overrides.clone(),
+        ..Default::default()
+    };
+    super::simulate_with(&text, entry, p.subgroup_size, &d, &options)
 }
 
 #[cfg(test)]

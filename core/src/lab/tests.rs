@@ -394,3 +394,144 @@ fn main() { loop { a[0] += 1u; } }
         other => panic!("{other:?}"),
     }
 }
+
+/// The lecture's ∇γ tile shader.
+const DGAMMA: &str = include_str!("../../../kernels/src/shaders/dgamma.wgsl");
+
+#[test]
+fn dgamma_shader_matches_the_simt_model_of_the_tile() {
+    // 64 rows × 32 columns: one (32, 32) workgroup, 32 warps (warp y = row y of the tile).
+    let d = dispatch(serde_json::json!({"workgroups": [1, 1, 1], "seed": 3,
+        "buffers": {"0:0": {"type": "u32", "data": [64, 32, 0, 0]},
+                    "0:1": {"type": "f32", "len": 2048, "fill": "random"},
+                    "0:2": {"type": "f32", "len": 2048, "fill": "random"},
+                    "0:3": {"type": "f32", "len": 64, "fill": "random"},
+                    "0:4": {"type": "f32", "len": 64, "fill": "random"},
+                    "0:5": {"type": "f32", "len": 32},
+                    "0:6": {"type": "f32", "len": 32}}}));
+    let s = crate::scene::find("layernorm-dgamma").unwrap();
+    let load = line_of(DGAMMA, "let g = buf_g[lid.x * stride + lid.y]");
+    let store = line_of(DGAMMA, "buf_g[lid.y * stride + lid.x] = sg;");
+    for pad in [0u32, 1] {
+        let mut v = s.defaults();
+        for (k, x) in [("rows", "64"), ("cols", "64"), ("scheme", "tiled")] {
+            v.set(s.params, k, x).unwrap();
+        }
+        v.set(s.params, "pad", &pad.to_string()).unwrap();
+        let model = crate::layernorm::dgamma::run(
+            &crate::layernorm::dgamma::DgammaParams::from_values(&v).unwrap(),
+        )
+        .unwrap();
+        let mut o = Options::default();
+        o.overrides.insert("PAD".into(), f64::from(pad));
+        let out = simulate_with(DGAMMA, None, 32, &d, &o).unwrap();
+        // The transposed load: one request per warp, each as many wavefronts as the model's
+        // (32 with stride 32: every lane in one bank; 1 with stride 33).
+        let l = at(&out, load);
+        assert_eq!(l.shared_requests, 32);
+        assert_eq!(
+            l.shared_wavefronts,
+            32 * u64::from(model.tile.load_wavefronts),
+            "pad {pad}"
+        );
+        assert_eq!(model.tile.load_wavefronts, if pad == 0 { 32 } else { 1 });
+        let st = at(&out, store);
+        assert_eq!(
+            st.shared_wavefronts,
+            32 * u64::from(model.tile.store_wavefronts)
+        );
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        // ∇β_j = Σ_r ∇y[r, j], from the very bytes the kernel read.
+        let b = Binding {
+            group: 0,
+            binding: 2,
+        };
+        let dy = super::dispatch::decode(&d.buffers[&b].bytes(b, 3).unwrap(), d.buffers[&b].ty);
+        let dbeta = buffer(&out, 0, 6);
+        for j in 0..32 {
+            let want: f64 = (0..64).map(|r| dy[r * 32 + j][0]).sum();
+            assert!(
+                (dbeta[j] - want).abs() < 1e-4 * want.abs().max(1.0),
+                "{j}: {} vs {want}",
+                dbeta[j]
+            );
+        }
+    }
+}
+
+/// The lecture's warp-per-row softmax backward.
+const SOFTMAX_SG: &str = include_str!("../../../kernels/src/shaders/softmax_sg.wgsl");
+
+#[test]
+fn softmax_shader_shuffles_match_the_butterfly_model() {
+    // 4 rows of 32: one workgroup of 128 = 4 subgroups of 32, one row each; mask bytes all 1,
+    // scale 1.0 (bits 0x3F80_0000 = 1065353216).
+    let d = dispatch(serde_json::json!({"workgroups": [1, 1, 1], "seed": 5,
+        "buffers": {"0:0": {"type": "u32", "data": [4, 32, 1065353216, 0]},
+                    "0:1": {"type": "f32", "len": 128, "fill": "random"},
+                    "0:2": {"type": "u32", "len": 32, "fill": 16843009},
+                    "0:3": {"type": "f32", "len": 128, "fill": "random"},
+                    "0:4": {"type": "f32", "len": 128}}}));
+    let out = simulate(SOFTMAX_SG, Some("fused"), 32, &d).unwrap();
+    let s = crate::scene::find("softmax-warp").unwrap();
+    let model = crate::softmax::warp::run(
+        &crate::softmax::warp::WarpParams::from_values(&s.defaults()).unwrap(),
+    )
+    .unwrap();
+    // Each warp's butterfly: xor 16, 8, 4, 2, 1 — the model's masks, log2(32) = 5 steps.
+    for w in &out.trace.warps {
+        let masks: Vec<u32> = w
+            .events
+            .iter()
+            .filter_map(|e| match e.kind {
+                crate::simt::EventKind::Shuffle { arg, .. } => Some(arg),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(masks, model.shuffle_masks, "warp {}", w.warp);
+    }
+    let line = line_of(SOFTMAX_SG, "subgroupShuffleXor");
+    assert_eq!(
+        at(&out, line).subgroup_ops,
+        4 * u64::from(model.shuffle_steps)
+    );
+    // dx = y · (g − Σ g·y) with g = dP (mask 1, scale 1), row by row, in f64.
+    let read = |b: u32| {
+        let k = Binding {
+            group: 0,
+            binding: b,
+        };
+        super::dispatch::decode(&d.buffers[&k].bytes(k, 5).unwrap(), d.buffers[&k].ty)
+    };
+    let (dp, y) = (read(1), read(3));
+    let dx = buffer(&out, 0, 4);
+    for r in 0..4 {
+        let sum: f64 = (0..32).map(|j| dp[r * 32 + j][0] * y[r * 32 + j][0]).sum();
+        for j in 0..32 {
+            let i = r * 32 + j;
+            let want = y[i][0] * (dp[i][0] - sum);
+            assert!((dx[i] - want).abs() < 1e-5, "{i}: {} vs {want}", dx[i]);
+        }
+    }
+}
+
+#[test]
+fn short_circuit_and_writes_a_bool_per_lane() {
+    // naga lowers `a && b` to a bool local set in both branches; bools are 1 byte per lane, so
+    // a 4-byte store would clobber the next lanes' flags. Lane 0 of each warp (lid.y = 0, 1)
+    // writes out[lid.y] = 5 + lid.y; lane 1 writes out[2 + lid.y] = 7 (c < 32 holds).
+    let src = "@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(32, 2)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
+    let c = lid.y + 0u;
+    if (lid.x == 0u && c < 32u) {
+        out[c] = 5u + lid.y;
+    }
+    if (lid.x == 1u) { out[2u + lid.y] = select(9u, 7u, c < 32u); }
+}
+";
+    let d = dispatch(serde_json::json!({"workgroups": [1, 1, 1],
+        "buffers": {"0:0": {"type": "u32", "len": 4}}}));
+    let out = simulate(src, None, 32, &d).unwrap();
+    assert_eq!(buffer(&out, 0, 0), [5.0, 6.0, 7.0, 7.0]);
+}

@@ -4,7 +4,7 @@
 //! `vec3<f32>` has 3, a struct its leaves in member order), [`Val::data`] holds `words × n`
 //! 32-bit words, component `c` of lane `l` at `c * n + l`, where `n` is the workgroup's lanes
 //! rounded up to whole warps. Every scalar is one word: `f32`, `i32` and `u32` as their bits,
-//! `bool` as 0 or 1, `f16` widened to the `f32` bits of its value (rounded back to `f16`
+//! `bool` as 0 or 1 (one byte in memory, as naga lays it out), `f16` widened to the `f32` bits of its value (rounded back to `f16`
 //! after every operation, so arithmetic matches a half-precision ALU).
 
 use naga::{Scalar, ScalarKind};
@@ -20,7 +20,7 @@ pub enum Kind {
     I32,
     /// 32-bit unsigned integer.
     U32,
-    /// Boolean (0 or 1 in a register, 4 bytes in function memory).
+    /// Boolean (0 or 1 in a register, 1 byte in memory).
     Bool,
 }
 
@@ -38,10 +38,12 @@ impl Kind {
         }
     }
 
-    /// Bytes in memory.
+    /// Bytes in memory (a `bool` takes naga's layout width, 1 byte; it lives only in
+    /// function, private and workgroup memory, never in a host-shareable buffer).
     pub fn bytes(self) -> u32 {
         match self {
             Kind::F16 => 2,
+            Kind::Bool => 1,
             _ => 4,
         }
     }
@@ -63,6 +65,7 @@ impl Kind {
     /// The register word of `bytes` as read from memory (little-endian).
     pub fn from_mem(self, bytes: &[u8]) -> u32 {
         match (self, bytes) {
+            (Kind::Bool, [a, ..]) => u32::from(*a != 0),
             (Kind::F16, [a, b, ..]) => half::f16::from_le_bytes([*a, *b]).to_f32().to_bits(),
             (_, [a, b, c, d, ..]) => u32::from_le_bytes([*a, *b, *c, *d]),
             _ => 0,
@@ -72,6 +75,11 @@ impl Kind {
     /// Writes the register word `w` into `slot` (its [`Kind::bytes`] long).
     pub fn to_mem(self, w: u32, slot: &mut [u8]) {
         match self {
+            Kind::Bool => {
+                if let Some(b) = slot.first_mut() {
+                    *b = u8::from(w != 0);
+                }
+            }
             Kind::F16 => {
                 let h = half::f16::from_f32(f32::from_bits(w)).to_le_bytes();
                 for (d, s) in slot.iter_mut().zip(h) {

@@ -86,9 +86,8 @@ pub struct GpuRun {
     /// The adapter's subgroup size when it has only one (lavapipe: 8), else `None` (the driver
     /// picks within `adapter.subgroup_min_size ..= subgroup_max_size`).
     pub subgroup_size: Option<u32>,
-    /// Every writable storage binding the dispatch gives a buffer for, after the run (decoded
-    /// with the element type the dispatch declares; one the entry point does not use keeps
-    /// its initial contents).
+    /// Every writable storage binding the entry point uses, after the run (decoded with the
+    /// element type the dispatch declares).
     pub buffers: BTreeMap<Binding, BufferOut>,
     /// The dispatch's time: median, min and max over the timed runs (µs), and how it was
     /// measured (GPU timestamps, or the host clock with its caveat).
@@ -205,19 +204,17 @@ pub fn run(
     runner.run_once(&pass)?;
     let mut out = BTreeMap::new();
     for r in &res.resources {
-        let ResourceKind::Storage { writable: true } = r.kind else {
+        // The entry point's writable storage, as the simulator reports it: a binding only
+        // another entry point uses is neither bound nor read back.
+        if !r.used || r.kind != (ResourceKind::Storage { writable: true }) {
             continue;
-        };
+        }
         let (Some((buf, initial)), Some(init)) =
             (buffers.get(&r.binding), dispatch.buffers.get(&r.binding))
         else {
             continue;
         };
-        let bytes = if r.used {
-            runner.read_bytes(buf, initial.len() as u64)?
-        } else {
-            initial.clone()
-        };
+        let bytes = runner.read_bytes(buf, initial.len() as u64)?;
         let values = decode(&bytes, init.ty).into_iter().map(Element).collect();
         out.insert(
             r.binding,

@@ -535,3 +535,72 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
     let out = simulate(src, None, 32, &d).unwrap();
     assert_eq!(buffer(&out, 0, 0), [5.0, 6.0, 7.0, 7.0]);
 }
+
+const TRANSPOSE: &str = include_str!("../../../assets/kernels/bench_transpose.wgsl");
+
+#[test]
+fn tiled_transpose_is_right_and_conflict_free() {
+    let d = dispatch(serde_json::json!({"workgroups": [2, 2, 1],
+        "buffers": {"0:0": {"type": "f32", "len": 4096, "fill": "iota"},
+                    "0:1": {"type": "f32", "len": 4096}}}));
+    let mut o = Options::default();
+    o.overrides.insert("N".into(), 64.0);
+    let out = simulate_with(TRANSPOSE, None, 32, &d, &o).unwrap();
+    // b[r][c] = a[c][r] = 64·c + r for the 64 × 64 iota matrix.
+    let b = buffer(&out, 0, 1);
+    assert!((0..4096).all(|i| b[i] == f64::from((i % 64 * 64 + i / 64) as u32)));
+    // 4 workgroups × 8 warps × 4 rows: 128 shared stores and 128 loads, each 1 wavefront
+    // (stride 33: lane x of a row in bank (33·row + x) mod 32, all distinct); every global
+    // request 32 consecutive floats = 4 sectors.
+    let st = at(
+        &out,
+        line_of(TRANSPOSE, "tile[(lid.y + j) * 33u + lid.x] ="),
+    );
+    assert_eq!(
+        (
+            st.shared_requests,
+            st.shared_wavefronts,
+            st.global_requests,
+            st.global_sectors
+        ),
+        (128, 128, 128, 512)
+    );
+    let ld = at(&out, line_of(TRANSPOSE, "= tile[lid.x * 33u + lid.y + j]"));
+    assert_eq!(
+        (ld.shared_requests, ld.shared_wavefronts, ld.global_sectors),
+        (128, 128, 512)
+    );
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+}
+
+/// Speed in this (debug) build: `cargo test -p warpscope-core --lib lab::tests::speed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn speed() {
+    let ex = examples::find("reduce-shared").unwrap();
+    let d = dispatch(serde_json::json!({"workgroups": [4096, 1, 1],
+        "buffers": {"0:0": {"type": "f32", "len": 1048576, "fill": "iota"},
+                    "0:1": {"type": "f32", "len": 4096}}}));
+    let t = std::time::Instant::now();
+    let out = simulate(ex.source, None, 32, &d).unwrap();
+    let s = t.elapsed().as_secs_f64();
+    let lanes = out.totals.lane_instructions;
+    eprintln!(
+        "reduce 2^20: {lanes} lane instructions in {s:.3} s = {:.1} M/s",
+        lanes as f64 / s / 1e6
+    );
+    // Σ 0..2²⁰−1 over the 4096 group sums: 2²⁰(2²⁰−1)/2.
+    let total: f64 = buffer(&out, 0, 1).iter().sum();
+    assert_eq!(total, 549755289600.0);
+    let d = dispatch(serde_json::json!({"workgroups": [16, 16, 1],
+        "buffers": {"0:0": {"type": "f32", "len": 262144, "fill": "iota"},
+                    "0:1": {"type": "f32", "len": 262144}}}));
+    let t = std::time::Instant::now();
+    let out = simulate(TRANSPOSE, None, 32, &d).unwrap();
+    let s = t.elapsed().as_secs_f64();
+    let lanes = out.totals.lane_instructions;
+    eprintln!(
+        "transpose 512: {lanes} lane instructions in {s:.3} s = {:.1} M/s",
+        lanes as f64 / s / 1e6
+    );
+}

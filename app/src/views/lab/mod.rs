@@ -24,7 +24,7 @@ use std::sync::Arc;
 use warpscope_core::Error;
 use warpscope_core::lab::dispatch::Dispatch;
 use warpscope_core::lab::output::LabOutput;
-use warpscope_core::lab::scene::{LabParams, load_source};
+use warpscope_core::lab::scene::{LabParams, load_source, run_input};
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::Scene;
 use warpscope_core::simt::Trace;
@@ -85,18 +85,12 @@ impl View for KernelLabView {
         values: &ParamValues,
         input: &serde_json::Value,
     ) -> Result<LabShown, Error> {
-        // `scene::run_input`'s steps, keeping the text and the dispatch the view shows and the
-        // GPU panel reruns.
+        // The scene's own run (an example's entry point, the dispatch's overrides); the view
+        // also keeps the text and the dispatch it shows and the GPU panel reruns.
         let p = LabParams::from_values(values)?;
         let (source, _) = load_source(&p.source)?;
         let dispatch = Dispatch::from_json(input)?;
-        let entry = p.entry.trim();
-        let out = warpscope_core::lab::simulate(
-            &source,
-            (!entry.is_empty()).then_some(entry),
-            p.subgroup_size,
-            &dispatch,
-        )?;
+        let out = run_input(&p, input)?;
         Ok(LabShown {
             name: p.source,
             source: Arc::from(source),

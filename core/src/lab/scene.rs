@@ -105,15 +105,11 @@ impl Serialize for LabRun {
 }
 
 fn run_shown(p: &LabParams, input: &serde_json::Value) -> Result<LabRun, Error> {
+    // The text and the dispatch once more beside the simulation: both are small, and reading
+    // them here keeps `run_input` the one place an example's entry and overrides are chosen.
     let (source, _) = load_source(&p.source)?;
     let dispatch = Dispatch::from_json(input)?;
-    let entry = p.entry.trim();
-    let out = super::simulate(
-        &source,
-        (!entry.is_empty()).then_some(entry),
-        p.subgroup_size,
-        &dispatch,
-    )?;
+    let out = run_input(p, input)?;
     Ok(LabRun {
         name: p.source.clone(),
         source: Arc::from(source),

@@ -100,8 +100,16 @@ pub fn listing(
             .x
     };
     let zh = crate::i18n::zh(ui);
+    // Only the columns some line has a figure in (a kernel without subgroup operations or
+    // atomics leaves their room to the code); instructions always.
+    let columns: Vec<&Column> = COLUMNS
+        .iter()
+        .enumerate()
+        .filter(|(k, c)| *k == 0 || lines.iter().any(|l| (c.cell)(&l.counters).is_some()))
+        .map(|(_, c)| c)
+        .collect();
     // Each column as wide as its widest cell or its header, whichever is wider.
-    let widths: Vec<f32> = COLUMNS
+    let widths: Vec<f32> = columns
         .iter()
         .map(|c| {
             let head = measure(if zh { c.zh } else { c.en }, &head_font);
@@ -117,7 +125,8 @@ pub fn listing(
     let num_w = measure(&n_lines.to_string(), &cell_font) + 10.0;
     let width = ui.available_width().max(300.0);
     let cols_w: f32 = widths.iter().sum();
-    let code_w = (width - num_w - cols_w - 8.0).max(120.0);
+    // The code keeps at least a third of the width; a column past the edge is clipped.
+    let code_w = (width - num_w - cols_w - 8.0).max(width / 3.0);
     let head_h = row_h + 2.0;
     let (rect, resp) = ui.allocate_exact_size(
         Vec2::new(width, head_h + row_h * n_lines as f32),
@@ -136,7 +145,7 @@ pub fn listing(
     );
     let mut x = cols_left;
     let mut header_rects = Vec::new();
-    for (c, w) in COLUMNS.iter().zip(&widths) {
+    for (c, w) in columns.iter().zip(&widths) {
         p.text(
             Pos2::new(x + w - 6.0, rect.top() + head_h * 0.5),
             Align2::RIGHT_CENTER,
@@ -207,7 +216,7 @@ pub fn listing(
         );
         let counters = lines.iter().find(|l| l.line == line).map(|l| &l.counters);
         let mut x = cols_left;
-        for (c, w) in COLUMNS.iter().zip(&widths) {
+        for (c, w) in columns.iter().zip(&widths) {
             if let Some((s, bad)) = counters.and_then(|cs| (c.cell)(cs)) {
                 let cell = Rect::from_min_size(
                     Pos2::new(x + 2.0, top + 1.0),
@@ -239,7 +248,7 @@ pub fn listing(
             if let Some(c) = header_rects
                 .iter()
                 .position(|r| r.contains(pos))
-                .and_then(|i| COLUMNS.get(i))
+                .and_then(|i| columns.get(i))
             {
                 resp.on_hover_text(if zh { c.hover_zh } else { c.hover_en });
             }

@@ -120,8 +120,8 @@ pub enum Command {
         /// Trace event to show, for scenes with a stepper.
         #[arg(long)]
         step: Option<usize>,
-        /// Output file (`.svg`, `.png`, or `.gif` for an animation of the stepper), or the folder
-        /// with --all.
+        /// Output file (`.svg`, `.png`; an animation of the stepper: `.apng`, `.png` with
+        /// --frames, or `.gif`), or the folder with --all.
         #[arg(long)]
         out: std::path::PathBuf,
         /// PNG scale: 1, 2 or 3 pixels per point.
@@ -133,8 +133,8 @@ pub enum Command {
         /// Caption language.
         #[arg(long, value_enum, default_value_t = crate::export::Lang::En)]
         lang: crate::export::Lang,
-        /// A 16 : 9 slide: the figure centred on a 1920 × 1080 canvas (PNG pixels; --scale is
-        /// ignored).
+        /// A 16 : 9 slide: the figure centred on a 1920 × 1080 canvas (PNG, APNG and GIF pixels;
+        /// --scale is ignored).
         #[arg(long)]
         slide: bool,
         /// Leave out the caption (title and parameters).
@@ -149,10 +149,11 @@ pub enum Command {
         /// shows controls — no buttons, sliders or stepper — with or without this).
         #[arg(long)]
         figure: bool,
-        /// Animation (`.gif`): the events to show, `FROM..TO` or `FROM..` (one frame per event).
+        /// Animation (`.png`/`.apng` as APNG, or `.gif`): the events to show, `FROM..TO` or
+        /// `FROM..` (one frame per event).
         #[arg(long, value_name = "FROM..TO")]
         frames: Option<String>,
-        /// Animation (`.gif`): frames per second.
+        /// Animation (APNG or GIF): frames per second.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=60))]
         fps: u16,
         /// With --all: the format of each file.
@@ -276,25 +277,49 @@ pub fn main() -> ExitCode {
                 outline_text,
                 ..Default::default()
             };
-            if out
+            let ext = out
                 .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("gif"))
-            {
+                .and_then(|e| e.to_str())
+                .map(str::to_ascii_lowercase);
+            // `.gif` and `.apng` always animate; a `.png` does with --frames.
+            let animation = match ext.as_deref() {
+                Some("gif") => Some(crate::export::AnimationFormat::Gif),
+                Some("apng") => Some(crate::export::AnimationFormat::Apng),
+                Some("png") if frames.is_some() => Some(crate::export::AnimationFormat::Apng),
+                _ => None,
+            };
+            if let Some(format) = animation {
                 if let Some(step) = step {
                     return fail(
                         2,
                         &format!(
-                            "--step {step} shows one event in a PNG or SVG; a GIF animates a \
-                             range of events: use --frames FROM..TO"
+                            "--step {step} shows one event in a PNG or SVG; an animation (.gif, \
+                             .apng, or .png with --frames) shows a range of events: use --frames \
+                             FROM..TO"
                         ),
                     );
                 }
-                animate(src, &out, f32::from(scale), &opts, frames.as_deref(), fps)
+                if all {
+                    return fail(
+                        2,
+                        "--all writes one figure per scene into a folder; an animation is of one \
+                         scene: name it",
+                    );
+                }
+                animate(
+                    src,
+                    &out,
+                    f32::from(scale),
+                    &opts,
+                    frames.as_deref(),
+                    fps,
+                    format,
+                )
             } else if frames.is_some() {
                 fail(
                     2,
-                    "--frames animates a trace: give an --out ending in .gif (a PNG or SVG is one \
-                     step: use --step N)",
+                    "--frames animates a trace: give an --out ending in .png or .apng (APNG, full \
+                     colour) or .gif (an SVG is one step: use --step N)",
                 )
             } else {
                 export(src, all, &out, f32::from(scale), &opts, &format)
@@ -695,6 +720,7 @@ fn animate(
     opts: &crate::export::FigureOptions,
     frames: Option<&str>,
     fps: u16,
+    format: crate::export::AnimationFormat,
 ) -> ExitCode {
     use crate::export::{ExportError, animation, write_atomically};
     let Resolved {
@@ -726,7 +752,18 @@ fn animate(
             eprintln!("warpscope: frame {done}/{total}");
         }
     };
-    let bytes = match animation(s, values, input, from, to, fps, scale, opts, &mut progress) {
+    let bytes = match animation(
+        s,
+        values,
+        input,
+        from,
+        to,
+        fps,
+        scale,
+        opts,
+        format,
+        &mut progress,
+    ) {
         Ok(b) => b,
         Err(e @ ExportError::Scene(_)) => return fail(2, &e.to_string()),
         Err(e) => return fail(1, &e.to_string()),

@@ -18,7 +18,10 @@ fn main() {
             .collect(),
         Err(e) => {
             // No presets would build a warpscope whose *Examples* are silently empty.
-            println!("cargo::error=cannot read the presets in {}: {e}", dir.display());
+            println!(
+                "cargo::error=cannot read the presets in {}: {e}",
+                dir.display()
+            );
             return;
         }
     };

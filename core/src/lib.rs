@@ -20,6 +20,7 @@
 
 pub mod banks;
 pub mod cost;
+pub mod deck;
 pub mod device;
 pub mod error;
 pub mod input;

@@ -133,7 +133,11 @@ impl ElementType {
     /// Bytes from one array element to the next: WGSL's array stride, the size rounded up to
     /// the alignment (`vec3` aligns as `vec4`; WGSL spec §13.4 "Alignment and Size").
     pub fn stride(self) -> u32 {
-        let align_components = if self.components == 3 { 4 } else { self.components };
+        let align_components = if self.components == 3 {
+            4
+        } else {
+            self.components
+        };
         self.scalar.size() * align_components
     }
 }
@@ -545,11 +549,17 @@ mod tests {
             }
         });
         let d = Dispatch::from_json(&v).unwrap();
-        let b0 = Binding { group: 0, binding: 0 };
+        let b0 = Binding {
+            group: 0,
+            binding: 0,
+        };
         let bytes = d.buffers[&b0].bytes(b0, 0).unwrap();
         // -1 wraps to 0xFFFF_FFFF; 3.9 truncates to 3.
         assert_eq!(bytes, [1, 0, 0, 0, 255, 255, 255, 255, 3, 0, 0, 0]);
-        let b1 = Binding { group: 0, binding: 1 };
+        let b1 = Binding {
+            group: 0,
+            binding: 1,
+        };
         let init = &d.buffers[&b1];
         let back = decode(&init.bytes(b1, 0).unwrap(), init.ty);
         assert_eq!(back, vec![vec![0.0, 0.0], vec![1.0, 1.0], vec![2.0, 2.0]]);
@@ -558,7 +568,10 @@ mod tests {
     #[test]
     fn refusals_name_the_key() {
         let cases = [
-            (serde_json::json!({"workgroups": [0, 1, 1]}), "workgroups[0]"),
+            (
+                serde_json::json!({"workgroups": [0, 1, 1]}),
+                "workgroups[0]",
+            ),
             (serde_json::json!({"workgroups": [1, 1]}), "workgroups"),
             (
                 serde_json::json!({"workgroups": [1,1,1], "buffers": {"x": {"type": "f32", "len": 1}}}),

@@ -9,12 +9,14 @@
 
 pub mod animation;
 mod apng;
+pub mod deck;
 pub mod svg;
 pub mod write;
 
 pub use crate::i18n::Lang;
 pub use crate::theme::{Theme, apply_theme};
 pub use animation::{AnimationFormat, MAX_FRAMES, animation};
+pub use deck::deck_html;
 pub use svg::{shapes_to_svg, svg_to_png};
 pub use write::write_atomically;
 

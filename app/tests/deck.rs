@@ -37,6 +37,9 @@ fn a_deck_is_one_offline_page_that_steps_in_a_browser() {
         page.contains("width=\"1920\" height=\"1080\""),
         "slide-sized figures"
     );
+    // The figures' fonts travel with the page (Latin, CJK, symbols).
+    assert_eq!(page.matches("@font-face").count(), 3);
+    assert!(page.contains("font-family:'Noto Sans CJK SC';src:url(data:font/otf;base64,"));
     // Nothing to fetch: no links, sources or network calls (the SVG namespace is a name).
     for fetch in [
         "<link",

@@ -1,6 +1,8 @@
 //! A deck ([`warpscope_core::deck`]) as one self-contained, offline HTML file: every slide's
 //! figures as inline SVG (the scene's view at the 16 : 9 slide size, [`FigureOptions::slide`]),
-//! in both languages, stepped with the keyboard; nothing is fetched from the network.
+//! in both languages, stepped with the keyboard; nothing is fetched from the network. The fonts
+//! the figures name (the GUI's own: Ubuntu, the CJK and DejaVu subsets) are embedded as `data:`
+//! URLs, so the page reads the same on a machine without them.
 //!
 //! A slide with a range of events shows [`KEY_FRAMES`] key frames spread over it
 //! ([`warpscope_core::deck::key_frames`]). In the page: ← → space PgUp PgDn step through the
@@ -164,18 +166,45 @@ pub fn deck_html(
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body class=\"en\">\n\
+         <title>{title}</title>\n<style>{fonts}{STYLE}</style>\n</head>\n<body class=\"en\">\n\
          <header>{deck_title}<span id=\"pos\"></span></header>\n<main>\n{body}</main>\n\
          <pre id=\"selftest\"></pre>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
         title = escape(&deck.title.en),
+        fonts = font_faces(),
         deck_title = both(&deck.title.en, &deck.title.zh, "span"),
     ))
+}
+
+/// `@font-face` rules for the fonts the figures name, embedded as base64 `data:` URLs.
+fn font_faces() -> String {
+    use base64::Engine as _;
+    let ubuntu = egui::epaint::text::FontDefinitions::default()
+        .font_data
+        .get("Ubuntu-Light")
+        .map(|d| (*d.font).as_ref().to_vec())
+        .unwrap_or_default();
+    let fonts: [(&str, &[u8], &str); 3] = [
+        ("Ubuntu", &ubuntu, "truetype"),
+        ("Noto Sans CJK SC", crate::fonts::NOTO_SC_SUBSET, "opentype"),
+        ("DejaVu Sans", crate::fonts::DEJAVU_SUBSET, "truetype"),
+    ];
+    fonts
+        .iter()
+        .filter(|(_, bytes, _)| !bytes.is_empty())
+        .map(|(family, bytes, format)| {
+            format!(
+                "@font-face{{font-family:'{family}';src:url(data:font/{};base64,{}) format('{format}')}}\n",
+                if *format == "opentype" { "otf" } else { "ttf" },
+                base64::engine::general_purpose::STANDARD.encode(bytes)
+            )
+        })
+        .collect()
 }
 
 /// The page's style: one slide and one frame at a time, the figure as large as the window
 /// allows at 16 : 9, the other language hidden.
 const STYLE: &str = "
-html,body{margin:0;background:#f8f8f8;color:#222;font-family:sans-serif}
+html,body{margin:0;background:#f8f8f8;color:#222;font-family:Ubuntu,'Noto Sans CJK SC','DejaVu Sans',sans-serif}
 header{display:flex;justify-content:space-between;padding:4px 12px;font-size:14px;color:#666}
 body.en [lang=zh],body.zh [lang=en]{display:none}
 .slide{display:none;padding:0 12px}

@@ -656,9 +656,9 @@ fn a_closed_pipe_ends_quietly() {
 }
 
 #[test]
-fn frames_without_a_gif_output_is_refused_with_the_fix() {
+fn frames_without_an_animation_output_is_refused_with_the_fix() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let png = dir.path().join("r.png");
+    let png = dir.path().join("r.svg");
     let out = warpscope(&[
         "export",
         "reduction",
@@ -668,7 +668,11 @@ fn frames_without_a_gif_output_is_refused_with_the_fix() {
         png.to_str().expect("utf-8"),
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains(".gif"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(".apng") && stderr.contains(".gif"),
+        "{stderr}"
+    );
     assert!(!png.exists(), "nothing written");
 }
 

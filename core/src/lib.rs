@@ -24,6 +24,7 @@
 pub mod banks;
 pub mod caching;
 pub mod cost;
+pub mod deck;
 pub mod device;
 pub mod error;
 pub mod input;

@@ -122,8 +122,8 @@ pub enum Command {
         /// Trace event to show, for scenes with a stepper.
         #[arg(long)]
         step: Option<usize>,
-        /// Output file (`.svg`, `.png`, or `.gif` for an animation of the stepper), or the folder
-        /// with --all.
+        /// Output file (`.svg`, `.png`; an animation of the stepper: `.apng`, `.png` with
+        /// --frames, or `.gif`), or the folder with --all.
         #[arg(long)]
         out: std::path::PathBuf,
         /// PNG scale: 1, 2 or 3 pixels per point.
@@ -135,8 +135,8 @@ pub enum Command {
         /// Caption language [default: the preset's, else en].
         #[arg(long, value_enum)]
         lang: Option<crate::export::Lang>,
-        /// A 16 : 9 slide: the figure centred on a 1920 × 1080 canvas (PNG pixels; --scale is
-        /// ignored).
+        /// A 16 : 9 slide: the figure centred on a 1920 × 1080 canvas (PNG, APNG and GIF pixels;
+        /// --scale is ignored).
         #[arg(long)]
         slide: bool,
         /// Leave out the caption (title and parameters).
@@ -151,15 +151,26 @@ pub enum Command {
         /// shows controls — no buttons, sliders or stepper — with or without this).
         #[arg(long)]
         figure: bool,
-        /// Animation (`.gif`): the events to show, `FROM..TO` or `FROM..` (one frame per event).
+        /// Animation (`.png`/`.apng` as APNG, or `.gif`): the events to show, `FROM..TO` or
+        /// `FROM..` (one frame per event).
         #[arg(long, value_name = "FROM..TO")]
         frames: Option<String>,
-        /// Animation (`.gif`): frames per second.
+        /// Animation (APNG or GIF): frames per second.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=60))]
         fps: u16,
         /// With --all: the format of each file.
         #[arg(long, default_value = "png", value_parser = ["png", "svg"])]
         format: String,
+    },
+    /// Write a deck (a lecture as slides of scenes) as one self-contained, offline HTML page:
+    /// each slide's figures as inline SVG in both languages, ← → to step, L to switch language.
+    Deck {
+        /// The deck file (JSON; README, "Decks"); without one, the bundled lecture deck.
+        #[arg(value_name = "DECK.json")]
+        deck: Option<std::path::PathBuf>,
+        /// The output file: `.html`.
+        #[arg(long)]
+        out: std::path::PathBuf,
     },
     /// Run one of the lecture's kernels on the GPU adapter (WGSL on wgpu): verify both variants
     /// against core and time them. `kernel-lab` runs your own WGSL kernel
@@ -285,24 +296,33 @@ pub fn main() -> ExitCode {
                 outline_text,
                 ..Default::default()
             };
-            if out
+            let ext = out
                 .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("gif"))
-            {
-                if all {
-                    return fail(
-                        2,
-                        "--all writes one figure per scene into a folder (--out DIR, --format \
-                         png or svg); a GIF animates one scene's stepper: name the scene",
-                    );
-                }
+                .and_then(|e| e.to_str())
+                .map(str::to_ascii_lowercase);
+            // `.gif` and `.apng` always animate; a `.png` does with --frames.
+            let animation = match ext.as_deref() {
+                Some("gif") => Some(crate::export::AnimationFormat::Gif),
+                Some("apng") => Some(crate::export::AnimationFormat::Apng),
+                Some("png") if frames.is_some() => Some(crate::export::AnimationFormat::Apng),
+                _ => None,
+            };
+            if let Some(format) = animation {
                 if let Some(step) = step {
                     return fail(
                         2,
                         &format!(
-                            "--step {step} shows one event in a PNG or SVG; a GIF animates a \
-                             range of events: use --frames FROM..TO"
+                            "--step {step} shows one event in a PNG or SVG; an animation (.gif, \
+                             .apng, or .png with --frames) shows a range of events: use --frames \
+                             FROM..TO"
                         ),
+                    );
+                }
+                if all {
+                    return fail(
+                        2,
+                        "--all writes one figure per scene into a folder; an animation (GIF, APNG) \
+                         is of one scene: name it",
                     );
                 }
                 animate(
@@ -313,17 +333,19 @@ pub fn main() -> ExitCode {
                     style,
                     frames.as_deref(),
                     fps,
+                    format,
                 )
             } else if frames.is_some() {
                 fail(
                     2,
-                    "--frames animates a trace: give an --out ending in .gif (a PNG or SVG is one \
-                     step: use --step N)",
+                    "--frames animates a trace: give an --out ending in .png or .apng (APNG, full \
+                     colour) or .gif (an SVG is one step: use --step N)",
                 )
             } else {
                 export(src, all, &out, f32::from(scale), &opts, style, &format)
             }
         }
+        Some(Command::Deck { deck, out }) => write_deck(deck.as_deref(), &out),
         Some(Command::Run {
             kernel,
             input,
@@ -707,6 +729,66 @@ fn run_record(kernel: Option<&str>, set: &[String], json: bool, with_trace: bool
     }
 }
 
+/// `warpscope deck [DECK.json] --out FILE.html`: the deck (or the bundled one) as one HTML page.
+fn write_deck(deck: Option<&std::path::Path>, out: &std::path::Path) -> ExitCode {
+    use crate::export::{ExportError, deck_html, write_atomically};
+    use warpscope_core::deck::Deck;
+    let ext = out
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("html" | "htm") => {}
+        Some("pdf") => {
+            return fail(
+                2,
+                "a PDF deck is not written yet: give --out FILE.html (one offline page; a \
+                 browser prints it to PDF), or export each figure as SVG",
+            );
+        }
+        _ => {
+            return fail(
+                2,
+                &format!(
+                    "--out {}: a deck is written as one HTML page; give a file ending in .html",
+                    out.display()
+                ),
+            );
+        }
+    }
+    let deck = match deck.map_or_else(Deck::bundled, Deck::read) {
+        Ok(d) => d,
+        Err(e) => return fail(2, &e.to_string()),
+    };
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut progress = |done: usize, total: usize| {
+        if terminal {
+            eprint!("\rwarpscope: figure {done}/{total}");
+            if done == total {
+                eprintln!();
+            }
+        }
+    };
+    let html = match deck_html(&deck, &mut progress) {
+        Ok(h) => h,
+        Err(e @ ExportError::Scene(_)) => return fail(2, &e.to_string()),
+        Err(e) => return fail(1, &e.to_string()),
+    };
+    match write_atomically(out, html.as_bytes()) {
+        Ok(()) => {
+            say!(
+                "wrote {} ({} slides)",
+                out.canonicalize()
+                    .unwrap_or_else(|_| out.to_owned())
+                    .display(),
+                deck.slides.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(1, &e.to_string()),
+    }
+}
+
 /// `--frames FROM..TO` or `FROM..` (events, `TO` included).
 ///
 /// # Errors
@@ -759,6 +841,7 @@ fn animate(
     style: Style,
     frames: Option<&str>,
     fps: u16,
+    format: crate::export::AnimationFormat,
 ) -> ExitCode {
     use crate::export::{ExportError, animation, write_atomically};
     let r = match resolve(src) {
@@ -792,7 +875,18 @@ fn animate(
             eprintln!("warpscope: frame {done}/{total}");
         }
     };
-    let bytes = match animation(s, values, input, from, to, fps, scale, opts, &mut progress) {
+    let bytes = match animation(
+        s,
+        values,
+        input,
+        from,
+        to,
+        fps,
+        scale,
+        opts,
+        format,
+        &mut progress,
+    ) {
         Ok(b) => b,
         Err(e @ ExportError::Scene(_)) => return fail(2, &e.to_string()),
         Err(e) => return fail(1, &e.to_string()),

@@ -1,8 +1,11 @@
-//! Animated GIFs of the stepper: one frame per trace event, drawn in order, rasterised and
-//! compressed on every core, at most [`MAX_FRAMES`].
+//! Animations of the stepper, GIF or APNG: one frame per trace event, drawn in order,
+//! rasterised and compressed on every core, at most [`MAX_FRAMES`]. A `slide` animation is
+//! 1920 × 1080 like a slide figure: every frame on one 16 : 9 canvas around all of them.
 
 use super::svg::{document, raster_options, shape_to_svg};
-use super::{ExportError, FigureOptions, draw_state, prepare, steps};
+use super::{
+    ExportError, FigureOptions, SLIDE_PX, SLIDE_WIDTH, draw_state, prepare, slide_canvas, steps,
+};
 use egui::epaint::{self, ClippedShape, Shape};
 use egui::{Color32, Rect};
 use std::fmt::Write as _;
@@ -12,14 +15,36 @@ use warpscope_core::scene::{Input, Scene};
 /// Most frames an animation may have.
 pub const MAX_FRAMES: usize = 600;
 
-/// An animated GIF of `scene` stepping through events `from..=to` (one frame per event; `to`
-/// `None` = to the last event) at `fps` frames per second, rasterised at `scale`. Frames are
-/// padded to the largest size.
+/// The file format of an animation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnimationFormat {
+    /// An animated GIF: at most 256 colours a frame, every frame whole.
+    Gif,
+    /// An animated PNG (APNG): full colour, each frame only the rectangle that changed.
+    Apng,
+}
+
+/// One drawn frame: its SVG text, its background, and where its top-left corner lies on the
+/// animation's canvas (points, before `scale`).
+pub(super) struct Frame {
+    /// The frame as SVG.
+    pub svg: String,
+    /// Its background colour (the canvas around it is filled with it too).
+    pub bg: Color32,
+    /// Its offset on the canvas in points.
+    pub offset: (f32, f32),
+}
+
+/// An animation of `scene` stepping through events `from..=to` (one frame per event; `to`
+/// `None` = to the last event) at `fps` frames per second, as a GIF or an APNG (`format`),
+/// rasterised at `scale`. Frames are padded to the largest size; a `slide` animation
+/// ([`FigureOptions::slide`]) is [`SLIDE_PX`], every frame on one 16 : 9 canvas around all of
+/// them (`scale` is then ignored, as for a slide figure).
 ///
-/// The frames are drawn in order (the stepper is stateful), then rasterised, quantised and
-/// LZW-compressed in parallel on every core, and written in order. `on_frame(done, total)` is
-/// called as frames are written (the CLI prints progress with it). Memory holds the frames' SVG
-/// text and the GIF written so far, not one RGBA image per event.
+/// The frames are drawn in order (the stepper is stateful), then rasterised and compressed in
+/// parallel on every core, and written in order. `on_frame(done, total)` is called as frames
+/// are written (the CLI prints progress with it). Memory holds the frames' SVG text and the
+/// file written so far, not one RGBA image per event.
 ///
 /// # Errors
 /// A scene without a stepper; a range that is empty, reaches past the last event (the message
@@ -34,6 +59,7 @@ pub fn animation(
     fps: u16,
     scale: f32,
     opts: &FigureOptions,
+    format: AnimationFormat,
     on_frame: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<u8>, ExportError> {
     let mut state = prepare(scene, values, input)?;
@@ -41,23 +67,48 @@ pub fn animation(
     let (from, to) = frame_range(scene, n, from, to)?;
     let total = to - from + 1;
     // 1. Draw every frame (in order: the stepper is stateful) as SVG text; the canvas is the
-    //    largest frame.
+    //    largest frame, or for a slide the 16 : 9 rectangle around every frame.
     let mut frames = Vec::with_capacity(total);
+    let mut areas = Vec::with_capacity(total);
     let (mut w, mut h) = (0u32, 0u32);
     for step in from..=to {
         let o = FigureOptions {
             step: Some(step),
+            width: if opts.slide { SLIDE_WIDTH } else { opts.width },
             ..*opts
         };
         let (shapes, area, bg) = draw_state(&mut state, &o);
-        let (fw, fh) = pixel_size(area, scale)?;
-        (w, h) = (w.max(fw), h.max(fh));
-        frames.push((frame_svg(&shapes, area, bg), bg));
+        if !opts.slide {
+            let (fw, fh) = pixel_size(area, scale)?;
+            (w, h) = (w.max(fw), h.max(fh));
+        }
+        areas.push(area);
+        frames.push(Frame {
+            svg: frame_svg(&shapes, area, bg),
+            bg,
+            offset: (0.0, 0.0),
+        });
     }
-    // 2. Rasterise, quantise and compress in parallel, writing in order.
-    // In hundredths of a second, as the `image` crate rounds it (down).
-    let delay = ((1000 / u32::from(fps.max(1))) / 10) as u16;
-    encode_frames(&frames, (w, h), scale, delay, on_frame)
+    let scale = if opts.slide {
+        let all = areas.iter().fold(Rect::NOTHING, |u, a| u.union(*a));
+        let canvas = slide_canvas(all);
+        for (f, a) in frames.iter_mut().zip(&areas) {
+            f.offset = (a.min.x - canvas.min.x, a.min.y - canvas.min.y);
+        }
+        (w, h) = (SLIDE_PX.0 as u32, SLIDE_PX.1 as u32);
+        SLIDE_PX.0 / canvas.width()
+    } else {
+        scale
+    };
+    // 2. Rasterise and compress in parallel, writing in order.
+    match format {
+        AnimationFormat::Gif => {
+            // In hundredths of a second, as the `image` crate rounds it (down).
+            let delay = ((1000 / u32::from(fps.max(1))) / 10) as u16;
+            encode_frames(&frames, (w, h), scale, delay, on_frame)
+        }
+        AnimationFormat::Apng => super::apng::encode(&frames, (w, h), scale, fps, on_frame),
+    }
 }
 
 /// Checks the events `from..=to` (`to` `None` = to the end) against a trace of `n` events:
@@ -191,7 +242,7 @@ pub(super) fn frame_svg(shapes: &[ClippedShape], area: Rect, bg: Color32) -> Str
 /// (a frame waits only for the ones before it) as a looping GIF, `delay` hundredths of a second
 /// each.
 fn encode_frames(
-    frames: &[(String, Color32)],
+    frames: &[Frame],
     size: (u32, u32),
     scale: f32,
     delay: u16,
@@ -222,10 +273,10 @@ fn encode_frames(
                     if i >= total || failed.load(Ordering::Relaxed) {
                         break;
                     }
-                    let Some((svg, bg)) = frames.get(i) else {
+                    let Some(frame) = frames.get(i) else {
                         break;
                     };
-                    let r = encode_frame(svg, *bg, size, scale, opt, &mut pixmap);
+                    let r = encode_frame(frame, size, scale, opt, &mut pixmap);
                     if r.is_err() {
                         failed.store(true, Ordering::Relaxed);
                     }
@@ -274,31 +325,49 @@ fn encode_frames(
     enc.into_inner().map_err(gif_err)
 }
 
-/// One frame: the SVG rasterised onto a `size` canvas of its background colour (the pixmap is
-/// reused between frames), its colours reduced to a palette, LZW-compressed.
-fn encode_frame(
-    svg: &str,
-    bg: Color32,
+/// Rasterises `frame` onto a `size` canvas of its background colour at `scale`, placed at its
+/// offset; the pixmap is reused between frames.
+pub(super) fn rasterise<'p>(
+    frame: &Frame,
     (w, h): (u32, u32),
     scale: f32,
     opt: &resvg::usvg::Options<'_>,
-    pixmap: &mut Option<resvg::tiny_skia::Pixmap>,
-) -> Result<gif::Frame<'static>, ExportError> {
-    let tree =
-        resvg::usvg::Tree::from_str(svg, opt).map_err(|e| ExportError::Render(e.to_string()))?;
+    pixmap: &'p mut Option<resvg::tiny_skia::Pixmap>,
+) -> Result<&'p resvg::tiny_skia::Pixmap, ExportError> {
+    let tree = resvg::usvg::Tree::from_str(&frame.svg, opt)
+        .map_err(|e| ExportError::Render(e.to_string()))?;
     if pixmap.is_none() {
         *pixmap = resvg::tiny_skia::Pixmap::new(w, h);
     }
     let pm = pixmap
         .as_mut()
         .ok_or_else(|| ExportError::Render("out of memory for the image".into()))?;
-    let [r, g, b, _] = bg.to_srgba_unmultiplied();
+    let [r, g, b, _] = frame.bg.to_srgba_unmultiplied();
     pm.fill(resvg::tiny_skia::Color::from_rgba8(r, g, b, 255));
     resvg::render(
         &tree,
-        resvg::tiny_skia::Transform::from_scale(scale, scale),
+        resvg::tiny_skia::Transform::from_row(
+            scale,
+            0.0,
+            0.0,
+            scale,
+            frame.offset.0 * scale,
+            frame.offset.1 * scale,
+        ),
         &mut pm.as_mut(),
     );
+    Ok(pm)
+}
+
+/// One frame: rasterised ([`rasterise`]), its colours reduced to a palette, LZW-compressed.
+fn encode_frame(
+    frame: &Frame,
+    (w, h): (u32, u32),
+    scale: f32,
+    opt: &resvg::usvg::Options<'_>,
+    pixmap: &mut Option<resvg::tiny_skia::Pixmap>,
+) -> Result<gif::Frame<'static>, ExportError> {
+    let pm = rasterise(frame, (w, h), scale, opt, pixmap)?;
     let (palette, indices) = quantise(pm.data());
     let mut frame = gif::Frame {
         width: w as u16,

@@ -3,17 +3,20 @@
 //!
 //! The scene's view is drawn by the same code the window uses, into a headless egui pass; the
 //! painted shapes are written as SVG elements ([`svg::shapes_to_svg`]); PNG is that SVG rasterised
-//! on the CPU with `resvg`, using the fonts the GUI embeds ([`svg::svg_to_png`]); GIF is one frame
-//! per stepper event ([`animation`]). Files are written atomically ([`write`]), so a failed export
-//! never leaves a half-written figure behind.
+//! on the CPU with `resvg`, using the fonts the GUI embeds ([`svg::svg_to_png`]); an animation
+//! (APNG or GIF, [`AnimationFormat`]) is one frame per stepper event ([`animation`]). Files are
+//! written atomically ([`write`]), so a failed export never leaves a half-written figure behind.
 
 pub mod animation;
+mod apng;
+pub mod deck;
 pub mod svg;
 pub mod write;
 
 pub use crate::i18n::Lang;
 pub use crate::theme::{Theme, apply_theme};
-pub use animation::{MAX_FRAMES, animation};
+pub use animation::{AnimationFormat, MAX_FRAMES, animation};
+pub use deck::deck_html;
 pub use svg::{shapes_to_svg, svg_to_png};
 pub use write::write_atomically;
 
@@ -333,18 +336,7 @@ fn prepared_svg_fitted(state: &mut Prepared, opts: &FigureOptions) -> (String, O
     }
     // Grow the drawn area to 16 : 9 around its centre, then show it at the slide's pixel size.
     let (w, h) = SLIDE_PX;
-    let aspect = w / h;
-    let canvas = if area.width() / area.height() < aspect {
-        Rect::from_center_size(
-            area.center(),
-            egui::vec2(area.height() * aspect, area.height()),
-        )
-    } else {
-        Rect::from_center_size(
-            area.center(),
-            egui::vec2(area.width(), area.width() / aspect),
-        )
-    };
+    let canvas = slide_canvas(area);
     let svg = shapes_to_svg(&shapes, canvas, bg);
     // Text on a slide that fits is 1.5× its point size in pixels (1920 px for 1280 points).
     let share = w / canvas.width() / (w / SLIDE_WIDTH);
@@ -369,6 +361,22 @@ fn prepared_svg_fitted(state: &mut Prepared, opts: &FigureOptions) -> (String, O
         1,
     );
     (svg, note)
+}
+
+/// `area` grown to 16 : 9 ([`SLIDE_PX`]) around its centre: the canvas of a slide figure.
+pub(crate) fn slide_canvas(area: Rect) -> Rect {
+    let aspect = SLIDE_PX.0 / SLIDE_PX.1;
+    if area.width() / area.height() < aspect {
+        Rect::from_center_size(
+            area.center(),
+            egui::vec2(area.height() * aspect, area.height()),
+        )
+    } else {
+        Rect::from_center_size(
+            area.center(),
+            egui::vec2(area.width(), area.width() / aspect),
+        )
+    }
 }
 
 /// A `slide` figure scaled to under this share of a fitting figure's text size gets a note

@@ -308,3 +308,22 @@ fn stepping_moves_the_event_the_lanes_and_the_workgroup() {
     h.run();
     assert_eq!(h.state().0.selected_line, Some(17));
 }
+
+#[test]
+fn the_gpu_panel_runs_the_same_source_and_matches_the_simulation() {
+    if warpscope_kernels::DeviceContext::open().is_err() {
+        assert!(
+            !warpscope_kernels::adapter_required(),
+            "CI must provide an adapter"
+        );
+        eprintln!("skipped: no GPU adapter");
+        return;
+    }
+    let shown = example("reduce-shared", "32");
+    let slot = super::gpu::GpuSlot::default();
+    slot.start(&shown, &egui::Context::default(), true);
+    match slot.state(&shown.source) {
+        super::gpu::GpuState::Done(Ok(run)) => assert!(run.1.passed, "{:?}", run.1),
+        other => panic!("{other:?}"),
+    }
+}

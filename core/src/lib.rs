@@ -27,6 +27,7 @@ pub mod cost;
 pub mod device;
 pub mod error;
 pub mod input;
+pub mod lab;
 pub mod layernorm;
 pub mod memory;
 pub mod params;

@@ -63,6 +63,41 @@ fn expandable_small_pool_maps_2_mib_pages_per_stream() {
     a.check().unwrap();
 }
 
+/// Best fit under expandable segments ranks a free block by its size plus the unmapped space
+/// after it (`get_free_block`'s `expandable_size`). Mapped in 20 MiB pages: A 22 + B 18 fill
+/// pages 0–1, C 24 + D 16 pages 2–3, E 18 (page 4, a 2 MiB free tail) and F 22 (that tail plus
+/// page 5) end at the mapped edge. With C (24 MiB, between B and D) and F (22 MiB, nothing mapped
+/// after it) free, a 21 MiB request's plain best fit is F; ranked with the unmapped space F is
+/// far larger than C, so the walk moves on to C and F stays at the edge, free to grow.
+#[test]
+fn expandable_best_fit_keeps_the_block_at_the_mapped_edge() {
+    let mut a = with(expandable());
+    let base = a.malloc(22 * MIB, 0).unwrap().address;
+    a.malloc(18 * MIB, 0).unwrap();
+    let c = a.malloc(24 * MIB, 0).unwrap();
+    a.malloc(16 * MIB, 0).unwrap();
+    a.malloc(18 * MIB, 0).unwrap();
+    let f = a.malloc(22 * MIB, 0).unwrap();
+    assert_eq!(
+        (c.address - base, f.address - base, a.reserved()),
+        (40 * MIB, 98 * MIB, 120 * MIB)
+    );
+    a.free(c.block);
+    a.free(f.block);
+    let r = a.malloc(21 * MIB, 0).unwrap();
+    a.check().unwrap();
+    assert_eq!(r.address, c.address);
+    assert_eq!(a.reserved(), 120 * MIB);
+    // Without expandable segments the same two free blocks give the plain best fit.
+    let mut d = with(AllocatorConfig::default());
+    let c = d.malloc(24 * MIB, 0).unwrap();
+    let _keep = d.malloc(MIB, 0).unwrap();
+    let f = d.malloc(22 * MIB, 0).unwrap();
+    d.free(c.block);
+    d.free(f.block);
+    assert_eq!(d.malloc(21 * MIB, 0).unwrap().address, f.address);
+}
+
 /// Releasing the cache unmaps the free pages at the end of the range: with B (the last block)
 /// freed, the pages wholly past A are unmapped — A ends at 12 MiB, so the second 20 MiB page
 /// goes, the first stays mapped.

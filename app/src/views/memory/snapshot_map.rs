@@ -205,7 +205,7 @@ pub fn show(
     // A searched address selects the block holding it until a block is clicked.
     let marks = Marks {
         frames: &run.frames,
-        search: &search,
+        search,
         selected: opts.selected.or(search.address),
     };
     let mut clicked = None;

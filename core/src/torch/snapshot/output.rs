@@ -93,10 +93,15 @@ pub struct SnapshotOutput {
     pub replay_segments: Vec<u64>,
     /// Whether the trace starts from an empty allocator.
     pub trace_starts_empty: bool,
-    /// Whether the replay recreates the file's segments one for one (null: no claim).
+    /// Whether the replay recreates the file's segments on every device (null: an empty trace,
+    /// no claim).
     pub segments_match: Option<bool>,
     /// Frees of blocks allocated before the trace began.
     pub replay_unmatched_frees: usize,
+    /// The replay per device with a trace: whether it starts empty, the segments of the state
+    /// rebuilt at its first event it started from otherwise, whether it recreates the file's
+    /// segments, its `oom` events.
+    pub replay_devices: Vec<super::DeviceReplay>,
     /// What the replay can and cannot say.
     pub replay_note: Text,
     /// The segment map (segments in file order, blocks in address order).
@@ -188,6 +193,7 @@ pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotO
         trace_starts_empty: r.starts_empty,
         segments_match: r.segments_match,
         replay_unmatched_frees: r.unmatched_frees,
+        replay_devices: r.devices,
         replay_note: r.note,
         segment_map: s
             .segments

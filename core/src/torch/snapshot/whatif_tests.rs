@@ -113,8 +113,9 @@ fn expandable_segments_need_fewer_segments_and_less_reserved() {
     let e = whatif(&s, &on).unwrap();
     assert_eq!((e.reserved_peak_bytes, e.segments_created), (40 * M, 1));
     assert_eq!(e.fragmentation_final_bytes, 16 * M);
-    // cs336 (one stream): at most one range per pool, fewer than the replay's segments.
-    let s = read_file(&data("torch2.11-cs336-a2.pickle")).unwrap();
+    // The mini fixture (one stream, from empty): at most one range per pool, fewer than the
+    // replay's 14 segments.
+    let s = read_file(&data("torch2.11-mini-fixture.pickle")).unwrap();
     let d = whatif(&s, &params()).unwrap();
     let e = whatif(&s, &on).unwrap();
     assert!(e.segments_created <= 2, "{}", e.segments_created);

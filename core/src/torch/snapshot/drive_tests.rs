@@ -278,3 +278,154 @@ fn the_device_parameter_picks_the_state_and_the_whatif_and_refuses_an_absent_one
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_peak_its_blocks_by_frame_and_category_and_the_fragmentation() {
+    // From empty: a 20 MiB segment; 4 MiB under a module's forward; 6 MiB − 100 B under the
+    // optimizer's step (rounded to 6 MiB: 100 B internal fragmentation); the 4 MiB freed.
+    let mut s = snapshot(
+        vec![segment(
+            0,
+            A,
+            false,
+            vec![
+                block(A, 4 * M, 0),
+                block(A + 4 * M, 6 * M, 6 * M - 100),
+                block(A + 10 * M, 10 * M, 0),
+            ],
+        )],
+        Vec::new(),
+    );
+    let mut stack = |frames: &[(&str, &str, i64)]| {
+        let ids: Vec<u32> = frames
+            .iter()
+            .filter_map(|&(name, file, line)| {
+                let (n, f) = (s.frames.string(name)?, s.frames.string(file)?);
+                s.frames.frame(n, f, line)
+            })
+            .collect();
+        s.frames.list(ids).unwrap()
+    };
+    let forward = stack(&[("forward", "/home/u/m/model.py", 3)]);
+    let step = stack(&[
+        (
+            "step",
+            "/usr/lib/python3.11/site-packages/torch/optim/adam.py",
+            200,
+        ),
+        ("train", "/home/u/m/train.py", 10),
+    ]);
+    let with = |mut e: TraceEvent, frames| {
+        e.frames = frames;
+        e
+    };
+    s.device_traces = vec![vec![
+        ev("segment_alloc", A, 20 * M),
+        with(ev("alloc", A, 4 * M), forward),
+        with(ev("alloc", A + 4 * M, 6 * M - 100), step),
+        ev("free_requested", A, 4 * M),
+        ev("free_completed", A, 4 * M),
+    ]];
+    let p = analyse("x", &s, -1).unwrap().output.peak.unwrap();
+    // Live requested: 4 MiB, then 10 MiB − 100 B (events 2 and 3: the first), then 6 MiB −
+    // 100 B; reserved is 20 MiB from event 0.
+    assert_eq!(
+        (p.allocated_event, p.requested_bytes),
+        (Some(2), 10 * M - 100)
+    );
+    assert_eq!(
+        (p.reserved_event, p.reserved_bytes, p.allocated_bytes),
+        (Some(0), 20 * M, 10 * M)
+    );
+    let groups = |g: &[peak::PeakGroup]| -> Vec<(String, u64)> {
+        g.iter().map(|g| (g.name.clone(), g.bytes)).collect()
+    };
+    assert_eq!(
+        groups(&p.by_frame),
+        vec![
+            ("train (m/train.py:10)".to_owned(), 6 * M),
+            ("forward (m/model.py:3)".to_owned(), 4 * M)
+        ]
+    );
+    assert_eq!(
+        groups(&p.by_category),
+        vec![
+            ("optimizer_state".to_owned(), 6 * M),
+            ("activations".to_owned(), 4 * M)
+        ]
+    );
+    let f: Vec<(usize, u64, u64, u64)> = p
+        .fragmentation
+        .iter()
+        .map(|f| {
+            (
+                f.event,
+                f.internal_bytes,
+                f.external_bytes,
+                f.largest_free_block_bytes,
+            )
+        })
+        .collect();
+    assert_eq!(
+        f,
+        vec![
+            (0, 0, 20 * M, 20 * M),
+            (1, 0, 16 * M, 16 * M),
+            (2, 100, 10 * M, 10 * M),
+            // Freed by the program (pending), then back in the free space beside its
+            // neighbour in use: 6 MiB allocated either way.
+            (3, 100, 14 * M, 10 * M),
+            (4, 100, 14 * M, 10 * M),
+        ]
+    );
+}
+
+#[test]
+fn categories_follow_the_documented_frame_rules() {
+    let f = |name: &str, file: &str| crate::torch::frames::Frame {
+        name: name.into(),
+        filename: file.into(),
+        line: 1,
+    };
+    let user = f("main", "train.py");
+    for (stack, want) in [
+        (
+            vec![
+                f(
+                    "_init_group",
+                    "C:\\py\\Lib\\site-packages\\torch\\optim\\adamw.py",
+                ),
+                user.clone(),
+            ],
+            "optimizer_state",
+        ),
+        (
+            vec![f("backward", "torch/_tensor.py"), user.clone()],
+            "gradients",
+        ),
+        (
+            vec![f("_engine_run_backward", "torch/autograd/graph.py")],
+            "gradients",
+        ),
+        (
+            vec![f("_apply", "torch/nn/modules/module.py"), user.clone()],
+            "parameters",
+        ),
+        (
+            vec![f("__init__", "torch/nn/modules/linear.py"), user.clone()],
+            "parameters",
+        ),
+        (
+            vec![
+                f("softmax", "nn_utils.py"),
+                f("forward", "model.py"),
+                user.clone(),
+            ],
+            "activations",
+        ),
+        (vec![user.clone()], "temporaries"),
+        (vec![], "unknown"),
+    ] {
+        assert_eq!(peak::category(&stack), want, "{stack:?}");
+    }
+}

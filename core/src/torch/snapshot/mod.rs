@@ -51,6 +51,7 @@ pub mod history;
 #[cfg(test)]
 mod history_tests;
 mod output;
+pub mod peak;
 mod read;
 mod read_arena;
 mod replay;
@@ -475,10 +476,13 @@ pub fn analyse_with(
     if histories.is_empty() {
         histories.push(History::file_state(s, device));
     }
-    let at_event = match (chosen, histories.iter().find(|h| h.device == device)) {
+    let shown = histories.iter().find(|h| h.device == device);
+    let at_event = match (chosen, shown) {
         (Some(i), Some(h)) => Some(h.at_with_frames(i, &s.frames)),
         _ => None,
     };
+    let timeline = timelines.iter().find(|t| t.device == device);
+    output.peak = shown.map(|h| peak::peak(timeline, h, &s.frames));
     (output.warnings, output.warnings_zh) = w.finish();
     output.at_event = at_event;
     output.whatif = Some(whatif);

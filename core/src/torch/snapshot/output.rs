@@ -107,9 +107,12 @@ pub struct SnapshotOutput {
     /// The segment map (segments in file order, blocks in address order).
     pub segment_map: Vec<MapSegment>,
     /// The allocator's state right after the chosen trace event (the `event` parameter; the
-    /// last by default) of the first device with a trace ([`super::history`]); `null` for a
-    /// file without trace events.
+    /// last by default) of the device reported (the `device` parameter; the first device with a
+    /// trace by default) ([`super::history`]); `null` for a file without trace events.
     pub at_event: Option<StateAt>,
+    /// The peak of the device reported and what holds it ([`super::peak`]); `null` only from
+    /// [`summarise`].
+    pub peak: Option<super::peak::Peak>,
     /// The trace replayed under the scene's allocator settings, each defaulting to the file's
     /// ([`super::whatif`]); `null` only from [`summarise`].
     pub whatif: Option<super::whatif::WhatIf>,
@@ -216,6 +219,7 @@ pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotO
             })
             .collect(),
         at_event: None,
+        peak: None,
         whatif: None,
         warnings,
         warnings_zh,

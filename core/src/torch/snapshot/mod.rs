@@ -21,11 +21,12 @@
 //! pickle protocols 0–5.
 //!
 //! Figures: *reserved* = Σ segment `total_size`; *allocated* = Σ segment `allocated_size`
-//! (bytes). The replay feeds each device's `alloc` events (by `size`) and `free_completed` events
-//! (by `addr`, matched to the replayed block of that earlier `alloc`) to a fresh simulator, and
-//! releases a whole free segment where the trace recorded `segment_free`. A trace that starts
-//! from an empty allocator should then recreate the file's segments one for one; a trace that
-//! starts mid-run cannot, and the output says so instead of claiming a match.
+//! (bytes). The replay (`drive`) feeds each device's `alloc` events (by `size`) and
+//! `free_completed` events (by `addr`, matched to the replayed block of that earlier `alloc`) to
+//! the simulator under the file's own settings — from an empty allocator when the device's trace
+//! starts empty, else from the state rebuilt at its first event — honours recorded
+//! `segment_free`/`segment_unmap` events as cache releases, and says per device whether it
+//! recreates the file's segments. The peak and what holds it: [`peak`].
 //!
 //! *At an event*: the allocator's segments and blocks right after any trace event, rebuilt
 //! backwards from the file's own segments ([`history`], PyTorch's *Allocator State History*); the

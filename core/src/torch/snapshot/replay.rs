@@ -18,7 +18,7 @@ pub struct DeviceReplay {
     pub device: u32,
     /// Trace events of the device.
     pub events: usize,
-    /// Whether its trace starts from an empty allocator (see [`super::drive`]).
+    /// Whether its trace starts from an empty allocator (every `alloc` in memory the trace created, every free of an address it allocated, every file segment created by it).
     pub starts_empty: bool,
     /// Segments of the state rebuilt at its first event that the replay started from (0 when
     /// it starts empty).

@@ -1,5 +1,5 @@
 //! What-if replay: one device's trace of the snapshot replayed through the simulator
-//! ([`crate::caching`], as [`super::drive`] replays it) under other allocator settings — `expandable_segments`,
+//! ([`crate::caching`], as the replay replays it) under other allocator settings — `expandable_segments`,
 //! `max_split_size_mb`, `roundup_power2_divisions`, `garbage_collection_threshold`
 //! (`PYTORCH_CUDA_ALLOC_CONF`, parsed by `c10/cuda/CUDAAllocatorConfig`; the rules are in
 //! `caching/config.rs`) — and a device memory limit with the free-the-cache-and-retry path of

@@ -277,7 +277,9 @@ fn memory_snapshot_reads_the_fixture_and_reports_a_bad_path_by_the_field() {
             .state("memory-snapshot")
             .is_some_and(|s| s.error.is_none())
     );
-    h.get_by_label("no claim: the trace starts mid-run");
+    h.get_by_label(
+        "yes — all 216 segments, same sizes, replayed from the state rebuilt at the first event",
+    );
     h.get_by_label_contains("216 segments, one row each: scroll the rows.");
 }
 

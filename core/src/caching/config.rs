@@ -13,6 +13,9 @@
 //!   (`get_free_block`); before releasing the whole cache on a miss, the oversize cached blocks
 //!   are released first, the smallest one that is large enough or else the largest ones until
 //!   enough is free (`release_available_cached_blocks`). PyTorch refuses values ≤ 20 MiB.
+//! - `max_non_split_rounding_mb` ([`AllocatorConfig::max_non_split_rounding`]): how much larger
+//!   than a request of at least `max_split_size` a cached block it takes may be (`get_free_block`;
+//!   `kLargeBuffer` by default).
 //! - `garbage_collection_threshold` ([`AllocatorConfig::garbage_collection_threshold`]): with a
 //!   per-process memory limit set (`set_fraction`), on a miss and once reserved memory exceeds
 //!   threshold × the limit, cached whole-segment blocks of the large pool at least as old as the
@@ -53,6 +56,9 @@ pub struct AllocatorConfig {
     pub garbage_collection_threshold: f64,
     /// One growing, page-mapped range per pool and stream instead of separate segments.
     pub expandable_segments: bool,
+    /// `max_non_split_rounding_size` (bytes; `kLargeBuffer`, 20 MiB, by default): a request of
+    /// at least `max_split_size` takes no cached block this much or more larger than itself.
+    pub max_non_split_rounding: u64,
 }
 
 impl Default for AllocatorConfig {
@@ -62,6 +68,7 @@ impl Default for AllocatorConfig {
             roundup_power2_divisions: [0; ROUNDUP_INTERVALS],
             garbage_collection_threshold: 0.0,
             expandable_segments: false,
+            max_non_split_rounding: super::rules::LARGE_BUFFER,
         }
     }
 }

@@ -58,10 +58,15 @@ impl CachingAllocator {
     /// The live pieces (mapped runs, each one segment) of the expandable range at `base`, in
     /// address order.
     fn pieces(&self, base: u64) -> Vec<usize> {
+        let owner = self.ranges.iter().find(|r| r.2 == base).map(|r| (r.0, r.1));
         let mut p: Vec<usize> = (0..self.segments.len())
             .filter(|&s| {
                 let g = &self.segments[s];
-                g.live && g.expandable && g.address >= base && g.address - base < EXPANDABLE_SPAN
+                g.live
+                    && g.expandable
+                    && owner.is_none_or(|o| o == (g.pool, g.stream))
+                    && g.address >= base
+                    && g.address - base < EXPANDABLE_SPAN
             })
             .collect();
         p.sort_unstable_by_key(|&s| self.segments[s].address);

@@ -33,14 +33,16 @@
 //! oversize blocks), `pools` (the free
 //! lists and rule 4's best fit), `segments` (blocks and segments: creating, merging,
 //! releasing), `malloc` (rules 1–7 put together, and `free`), `views` (copies of the segment map
-//! for display) and `check` (the invariants).
+//! for display), `seed` (starting from a recorded state) and `check` (the invariants).
 
 mod check;
+pub mod conf;
 mod config;
 mod expandable;
 mod malloc;
 mod pools;
 mod rules;
+mod seed;
 mod segments;
 #[cfg(test)]
 mod settings_tests;
@@ -57,6 +59,7 @@ pub use rules::{
     LARGE_BUFFER, MIN_BLOCK_SIZE, MIN_LARGE_ALLOC, Pool, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
     pool_of, round_size, segment_size, should_split,
 };
+pub use seed::{SeedBlock, SeedSegment};
 pub use views::{BlockView, SegmentView};
 
 /// How a request was served.

@@ -40,7 +40,8 @@ impl CachingAllocator {
 
     /// Rule 4 with `max_split_size` (`get_free_block`): the best fit, except that a request
     /// under `max_split_size` takes no block of at least that size, and a request of at least
-    /// that size no block `kLargeBuffer` (20 MiB) or more larger than itself.
+    /// that size no block `max_non_split_rounding` (`kLargeBuffer`, 20 MiB, by default) or more
+    /// larger than itself.
     pub(super) fn get_free_block(&self, rounded: u64, pool: Pool, stream: u64) -> Option<usize> {
         let mut b = self.best_fit(rounded, pool, stream)?;
         if self.config.expandable_segments {
@@ -51,7 +52,9 @@ impl CachingAllocator {
         if rounded < max_split && size >= max_split {
             return None;
         }
-        if rounded >= max_split && size >= rounded.saturating_add(super::rules::LARGE_BUFFER) {
+        if rounded >= max_split
+            && size >= rounded.saturating_add(self.config.max_non_split_rounding)
+        {
             return None;
         }
         Some(b)
@@ -103,7 +106,8 @@ impl CachingAllocator {
         let next_piece = self
             .segments
             .iter()
-            .filter(|g| g.live && g.expandable && g.address >= end && g.address < range_end)
+            .filter(|g| g.live && g.expandable && (g.pool, g.stream) == (seg.pool, seg.stream))
+            .filter(|g| g.address >= end && g.address < range_end)
             .map(|g| g.address)
             .min()
             .unwrap_or(range_end);

@@ -85,29 +85,34 @@ impl CachingAllocator {
     /// block of an expandable segment (`unmap_block`). Returns the bytes released.
     pub fn empty_cache(&mut self) -> u64 {
         let mut released = 0;
-        let mut expandable_free = Vec::new();
         for s in 0..self.segments.len() {
             let seg = &self.segments[s];
-            if !seg.live {
-                continue;
+            if seg.live && !seg.expandable {
+                released += self.release_whole(seg.first);
             }
-            if seg.expandable {
-                let mut b = Some(seg.first);
-                while let Some(i) = b {
-                    if !self.blocks[i].allocated {
-                        expandable_free.push(i);
-                    }
-                    b = self.blocks[i].next;
+        }
+        released + self.unmap_cached_pages()
+    }
+
+    /// The expandable half of [`Self::empty_cache`]: unmaps the whole free pages inside every
+    /// free block of an expandable segment (`release_blocks` → `unmap_block`, what a recorded
+    /// run of `segment_unmap` events did). Returns the bytes unmapped.
+    pub fn unmap_cached_pages(&mut self) -> u64 {
+        let mut expandable_free = Vec::new();
+        for seg in self.segments.iter().filter(|g| g.live && g.expandable) {
+            let mut b = Some(seg.first);
+            while let Some(i) = b {
+                if !self.blocks[i].allocated {
+                    expandable_free.push(i);
                 }
-                continue;
+                b = self.blocks[i].next;
             }
-            released += self.release_whole(seg.first);
         }
         // Collected first: unmapping splits segments and moves blocks between them.
-        for b in expandable_free {
-            released += self.unmap_free_block(b);
-        }
-        released
+        expandable_free
+            .into_iter()
+            .map(|b| self.unmap_free_block(b))
+            .sum()
     }
 
     /// Releases the segment of block `first` if the block is the whole (non-expandable)
@@ -127,6 +132,20 @@ impl CachingAllocator {
         self.reserved -= size;
         self.segments_released += 1;
         size
+    }
+
+    /// Releases the whole-free (not expandable) segment of `size` bytes at `address` on
+    /// `stream` — a recorded `segment_free` of a segment held at the file's own address;
+    /// returns whether there was one.
+    pub fn release_segment_at(&mut self, address: u64, size: u64, stream: u64) -> bool {
+        let key = |i| (stream, size, address, i);
+        let found = self
+            .free
+            .iter()
+            .flat_map(|set| set.range(key(0)..=key(usize::MAX)))
+            .map(|k| k.3)
+            .next();
+        found.is_some_and(|b| self.release_whole(b) > 0)
     }
 
     /// Releases one whole-free segment of exactly `size` bytes on `stream` (what a recorded

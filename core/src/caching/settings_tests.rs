@@ -348,3 +348,63 @@ mod expandable_properties {
         }
     }
 }
+
+/// A mid-run state seeded as it is: the free space left by the blocks (gaps and free blocks
+/// that touch) is one free block, allocated blocks keep their handles, reserved and allocated
+/// count them, and best fit then uses the seeded free block at its own address.
+#[test]
+fn a_seeded_state_serves_requests_at_its_own_addresses() {
+    const A: u64 = 0x7f00_0000_0000;
+    let mut a = CachingAllocator::new(u64::MAX);
+    let used = |address, size| SeedBlock {
+        address,
+        size,
+        requested: size,
+        allocated: true,
+    };
+    let handles = a.seed(&[SeedSegment {
+        address: A,
+        size: 20 * MIB,
+        pool: Pool::Large,
+        stream: 0,
+        expandable: false,
+        blocks: vec![
+            used(A, 4 * MIB),
+            // A free block touching the gap after it: 2 + 4 MiB free from A + 4 MiB.
+            SeedBlock {
+                address: A + 4 * MIB,
+                size: 2 * MIB,
+                requested: 0,
+                allocated: false,
+            },
+            used(A + 10 * MIB, 10 * MIB),
+        ],
+    }]);
+    assert_eq!(handles.len(), 2);
+    assert_eq!(
+        (a.reserved(), a.allocated(), a.segments_created),
+        (20 * MIB, 14 * MIB, 0)
+    );
+    let views = a.segments();
+    let sizes: Vec<(u64, u64, bool)> = views[0]
+        .blocks
+        .iter()
+        .map(|b| (b.offset, b.size, b.allocated))
+        .collect();
+    let want = [
+        (0, 4 * MIB, true),
+        (4 * MIB, 6 * MIB, false),
+        (10 * MIB, 10 * MIB, true),
+    ];
+    assert_eq!(sizes, want);
+    // 5 MiB fits the 6 MiB block at A + 4 MiB (remainder 1 MiB: not split in the large pool).
+    let x = a.malloc(5 * MIB, 0).unwrap();
+    assert_eq!((x.address, x.size), (A + 4 * MIB, 6 * MIB));
+    // Freeing the seeded first block merges nothing (its neighbour is in use).
+    let first = handles.iter().find(|h| h.0 == A).map(|h| h.1).unwrap();
+    assert!(a.free(first));
+    assert_eq!(a.allocated(), 16 * MIB);
+    // A new segment goes past the seeded ones.
+    let y = a.malloc(30 * MIB, 0).unwrap();
+    assert!(y.address >= A + 20 * MIB);
+}

@@ -359,13 +359,24 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
                 "是否一一重现文件里的段？",
             ));
             match o.segments_match {
-                Some(true) => {
+                Some(true) if o.trace_starts_empty => {
                     ui.colored_label(
                         widgets::GREEN,
                         trf!(
                             ui,
                             "yes — all {} segments, same sizes, same order",
                             "是 — 全部 {} 个段，大小相同，顺序相同",
+                            o.segments
+                        ),
+                    );
+                }
+                Some(true) => {
+                    ui.colored_label(
+                        widgets::GREEN,
+                        trf!(
+                            ui,
+                            "yes — all {} segments, same sizes, replayed from the state rebuilt at the first event",
+                            "是 — 全部 {} 个段，大小相同，从第一个事件处重建的状态开始重放",
                             o.segments
                         ),
                     );
@@ -401,8 +412,8 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
     if o.replay_unmatched_frees > 0 {
         ui.label(trf!(
             ui,
-            "{} frees of blocks allocated before the trace began were skipped.",
-            "跳过了 {} 次释放（这些块在轨迹开始前就已分配）。",
+            "{} frees of blocks allocated before the trace began were matched to blocks of the rebuilt start.",
+            "{} 次释放的块在轨迹开始前就已分配，回放时对应到重建出的起始状态里的块。",
             o.replay_unmatched_frees
         ));
     }

@@ -68,7 +68,7 @@ pub struct StateBlock {
     pub requested_size: u64,
     /// The size is estimated from the trace's requested size (see the module docs), not read
     /// from the file. Omitted from the JSON when false.
-    #[serde(skip_serializing_if = "is_false")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub estimated: bool,
     /// Its stack frames: a list id in [`Snapshot::frames`] — for a block in use, those of the
     /// trace's `alloc` that made it where the trace has one ([`History::at`]), else the file's
@@ -76,10 +76,6 @@ pub struct StateBlock {
     /// block.
     #[serde(skip)]
     pub frames: u32,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 /// A segment of the state at an event.
@@ -799,6 +795,13 @@ impl History {
             inconsistent,
             examples,
         })
+    }
+
+    /// The state before the first event (the whole trace undone from the file's segments).
+    pub fn before_first(&self) -> Vec<StateSegment> {
+        self.checkpoints
+            .last()
+            .map_or_else(Vec::new, |(_, st)| st.to_segments())
     }
 
     /// Events in the trace.

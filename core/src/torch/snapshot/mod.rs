@@ -21,11 +21,12 @@
 //! pickle protocols 0–5.
 //!
 //! Figures: *reserved* = Σ segment `total_size`; *allocated* = Σ segment `allocated_size`
-//! (bytes). The replay feeds each device's `alloc` events (by `size`) and `free_completed` events
-//! (by `addr`, matched to the replayed block of that earlier `alloc`) to a fresh simulator, and
-//! releases a whole free segment where the trace recorded `segment_free`. A trace that starts
-//! from an empty allocator should then recreate the file's segments one for one; a trace that
-//! starts mid-run cannot, and the output says so instead of claiming a match.
+//! (bytes). The replay (`drive`) feeds each device's `alloc` events (by `size`) and
+//! `free_completed` events (by `addr`, matched to the replayed block of that earlier `alloc`) to
+//! the simulator under the file's own settings — from an empty allocator when the device's trace
+//! starts empty, else from the state rebuilt at its first event — honours recorded
+//! `segment_free`/`segment_unmap` events as cache releases, and says per device whether it
+//! recreates the file's segments. The peak and what holds it: [`peak`].
 //!
 //! *At an event*: the allocator's segments and blocks right after any trace event, rebuilt
 //! backwards from the file's own segments ([`history`], PyTorch's *Allocator State History*); the
@@ -44,10 +45,14 @@
 
 pub mod action;
 mod check;
+mod drive;
+#[cfg(test)]
+mod drive_tests;
 pub mod history;
 #[cfg(test)]
 mod history_tests;
 mod output;
+pub mod peak;
 mod read;
 mod read_arena;
 mod replay;
@@ -72,7 +77,7 @@ pub use action::Action;
 pub use history::{History, StateAt, StateBlock, StateSegment};
 pub use output::{MapBlock, MapSegment, SnapshotOutput, summarise};
 pub use read::{parse, read_file};
-pub use replay::{Replay, replay};
+pub use replay::{DeviceReplay, Replay, replay};
 pub use scene::{SnapshotRun, SnapshotScene};
 #[doc(hidden)]
 pub use synthetic::synthetic;
@@ -116,7 +121,7 @@ const PARAMS: &[ParamSpec] = &[
         "expandable_segments",
         "what-if: expandable_segments (file: as the file records)",
         "假设：expandable_segments（file：按文件记录的）",
-        &["file", "on", "off"],
+        whatif::EXPANDABLE_CHOICES,
         "file",
     ),
     ParamSpec::int(
@@ -146,13 +151,30 @@ const PARAMS: &[ParamSpec] = &[
     .open_max(),
     ParamSpec::int(
         "device_memory_mib",
-        "what-if: device memory limit (MiB; 0: none)",
-        "假设：设备显存上限（MiB；0：不限）",
-        0,
+        "what-if: device memory limit (MiB; 0: none; -1: the device's size at the trace's oom)",
+        "假设：设备显存上限（MiB；0：不限；-1：轨迹里 oom 时设备的大小）",
+        -1,
         whatif::MAX_MIB,
         0,
     ),
+    ParamSpec::text(
+        "alloc_conf",
+        "what-if: PYTORCH_CUDA_ALLOC_CONF text (key:value,…; the parameters above override it)",
+        "假设：PYTORCH_CUDA_ALLOC_CONF 文本（key:value,…；上面的参数优先）",
+        "",
+    ),
+    ParamSpec::int(
+        "device",
+        "device whose state, timeline and what-if are reported (-1: the first with a trace)",
+        "报告哪个设备的状态、时间线和假设（-1：第一个有轨迹的）",
+        -1,
+        MAX_DEVICE_PARAM,
+        -1,
+    ),
 ];
+
+/// Largest `device` parameter accepted (a device index).
+const MAX_DEVICE_PARAM: i64 = u16::MAX as i64;
 
 /// Largest value the `event` parameter's spec accepts (the file's trace length decides what is
 /// valid: [`analyse`]).
@@ -357,12 +379,14 @@ pub struct Analysis {
 const PARALLEL_ANALYSIS_EVENTS: usize = 50_000;
 
 /// Summarises `s` ([`summarise`]), builds the timeline and history of every device with a trace,
-/// and the state at `event` (`-1`: the last) of the first such device into
-/// [`SnapshotOutput::at_event`]; trace/file disagreements join the warnings.
+/// and the state at `event` (`-1`: the last) of the device reported — [`WhatIfParams::device`],
+/// by default the first device with a trace — into [`SnapshotOutput::at_event`];
+/// trace/file disagreements join the warnings.
 ///
 /// # Errors
 /// [`Error::InvalidParam`] naming `event` and the trace's last event when `event` is past it (or
-/// is not -1 for a file without trace events); [`Error::Cancelled`] when the progress scope is
+/// is not -1 for a device without trace events), or naming `device` and the devices present
+/// when the file holds nothing of it; [`Error::Cancelled`] when the progress scope is
 /// cancelled.
 pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error> {
     analyse_with(label, s, event, &WhatIfParams::default())
@@ -381,10 +405,15 @@ pub fn analyse_with(
     let devices: Vec<usize> = (0..s.device_traces.len())
         .filter(|&d| s.device_traces.get(d).is_some_and(|t| !t.is_empty()))
         .collect();
-    let first_len = devices
-        .first()
-        .and_then(|&d| s.device_traces.get(d))
-        .map_or(0, Vec::len);
+    // The device reported: the one asked for, else the first with a trace (else the first
+    // segment's).
+    let device = whatif::choose_device(s, whatif.device)?.unwrap_or_else(|| {
+        s.segments
+            .first()
+            .and_then(|g| u32::try_from(g.device).ok())
+            .unwrap_or(0)
+    });
+    let first_len = s.device_traces.get(device as usize).map_or(0, Vec::len);
     let chosen = match (event, first_len) {
         (-1, 0) => None,
         (-1, n) => Some(n - 1),
@@ -392,7 +421,7 @@ pub fn analyse_with(
             return Err(Error::invalid(
                 "event",
                 e,
-                "expected -1: the file has no trace events",
+                "expected -1: the device reported has no trace events",
             ));
         }
         (e, n) => match usize::try_from(e) {
@@ -451,17 +480,15 @@ pub fn analyse_with(
     let (w, timelines, mut histories) = built?;
     let (mut output, whatif) = summary?;
     if histories.is_empty() {
-        let device = s
-            .segments
-            .first()
-            .and_then(|g| u32::try_from(g.device).ok())
-            .unwrap_or(0);
         histories.push(History::file_state(s, device));
     }
-    let at_event = match (chosen, histories.first()) {
+    let shown = histories.iter().find(|h| h.device == device);
+    let at_event = match (chosen, shown) {
         (Some(i), Some(h)) => Some(h.at_with_frames(i, &s.frames)),
         _ => None,
     };
+    let timeline = timelines.iter().find(|t| t.device == device);
+    output.peak = shown.map(|h| peak::peak(timeline, h, &s.frames));
     (output.warnings, output.warnings_zh) = w.finish();
     output.at_event = at_event;
     output.whatif = Some(whatif);

@@ -93,18 +93,26 @@ pub struct SnapshotOutput {
     pub replay_segments: Vec<u64>,
     /// Whether the trace starts from an empty allocator.
     pub trace_starts_empty: bool,
-    /// Whether the replay recreates the file's segments one for one (null: no claim).
+    /// Whether the replay recreates the file's segments on every device (null: an empty trace,
+    /// no claim).
     pub segments_match: Option<bool>,
     /// Frees of blocks allocated before the trace began.
     pub replay_unmatched_frees: usize,
+    /// The replay per device with a trace: whether it starts empty, the segments of the state
+    /// rebuilt at its first event it started from otherwise, whether it recreates the file's
+    /// segments, its `oom` events.
+    pub replay_devices: Vec<super::DeviceReplay>,
     /// What the replay can and cannot say.
     pub replay_note: Text,
     /// The segment map (segments in file order, blocks in address order).
     pub segment_map: Vec<MapSegment>,
     /// The allocator's state right after the chosen trace event (the `event` parameter; the
-    /// last by default) of the first device with a trace ([`super::history`]); `null` for a
-    /// file without trace events.
+    /// last by default) of the device reported (the `device` parameter; the first device with a
+    /// trace by default) ([`super::history`]); `null` for a file without trace events.
     pub at_event: Option<StateAt>,
+    /// The peak of the device reported and what holds it ([`super::peak`]); `null` only from
+    /// [`summarise`].
+    pub peak: Option<super::peak::Peak>,
     /// The trace replayed under the scene's allocator settings, each defaulting to the file's
     /// ([`super::whatif`]); `null` only from [`summarise`].
     pub whatif: Option<super::whatif::WhatIf>,
@@ -188,6 +196,7 @@ pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotO
         trace_starts_empty: r.starts_empty,
         segments_match: r.segments_match,
         replay_unmatched_frees: r.unmatched_frees,
+        replay_devices: r.devices,
         replay_note: r.note,
         segment_map: s
             .segments
@@ -210,6 +219,7 @@ pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotO
             })
             .collect(),
         at_event: None,
+        peak: None,
         whatif: None,
         warnings,
         warnings_zh,

@@ -1,5 +1,5 @@
-//! What-if replay: the snapshot's trace replayed through the simulator
-//! ([`crate::caching`]) under other allocator settings — `expandable_segments`,
+//! What-if replay: one device's trace of the snapshot replayed through the simulator
+//! ([`crate::caching`], as the replay replays it) under other allocator settings — `expandable_segments`,
 //! `max_split_size_mb`, `roundup_power2_divisions`, `garbage_collection_threshold`
 //! (`PYTORCH_CUDA_ALLOC_CONF`, parsed by `c10/cuda/CUDAAllocatorConfig`; the rules are in
 //! `caching/config.rs`) — and a device memory limit with the free-the-cache-and-retry path of
@@ -7,24 +7,29 @@
 //! counted as out of memory and skipped (its later free with it).
 //!
 //! Each setting defaults to what the file records in `allocator_settings` (a parameter's
-//! "file" value: `file` for `expandable_segments`, −1 for the numbers); a file that records
-//! none gets PyTorch's defaults. Replayed as today's replay ([`super::replay`]) replays —
-//! `alloc` and `free_completed` in order, a recorded `segment_free` releasing a cached segment
-//! of its size — so under the file's own default settings its figures equal the replay's.
-//! With expandable segments a recorded `segment_free` releases nothing (the replay's segments
-//! are ranges, not the file's `cudaMalloc`s); a memory limit's releases come from the rules.
+//! "file" value: `file` for `expandable_segments`, −1 for the numbers) — expandable segments
+//! also where the file holds expandable segments or its trace maps pages (`segment_map`,
+//! `segment_unmap`), whatever it records; a file that records none gets PyTorch's defaults.
+//! Over those, the `alloc_conf` text (`PYTORCH_CUDA_ALLOC_CONF` syntax, [`crate::caching::conf`])
+//! sets what it names, and over that each setting's own parameter when it is not "file".
+//! Replayed as the replay ([`super::replay`]) replays, so under the file's own settings and no
+//! memory limit its figures equal the replay's for that device. `device_memory_mib` −1 takes
+//! the size the device had at the trace's first `oom` (reserved there plus the event's
+//! `device_free`), under which the replay asks for the failed request again and fails as
+//! PyTorch did.
 
 use serde::Serialize;
 
 use super::{Action, Snapshot};
 use crate::Error;
-use crate::caching::{AllocatorConfig, CachingAllocator, ROUNDUP_INTERVALS};
+use crate::caching::conf::{self, AllocConf};
+use crate::caching::{AllocatorConfig, ROUNDUP_INTERVALS};
 use crate::memory::MIB;
 use crate::params::ParamValues;
 
 /// The what-if parameters as given (before the file's values fill in the defaults);
-/// [`Default`]: every setting the file's, no memory limit.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// [`Default`]: every setting the file's, no memory limit, the first device with a trace.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct WhatIfParams {
     /// `None`: the file's.
     pub expandable_segments: Option<bool>,
@@ -36,65 +41,112 @@ pub struct WhatIfParams {
     pub garbage_collection_threshold: Option<f64>,
     /// MiB; 0: no limit.
     pub device_memory_mib: u64,
+    /// The limit is the device's size at the trace's first `oom` (`device_memory_mib` −1).
+    pub device_memory_from_oom: bool,
+    /// Settings of the `alloc_conf` text, between the file's and the parameters above.
+    pub alloc_conf: AllocConf,
+    /// The device whose trace is replayed (and whose state and timeline the scene reports);
+    /// `None`: the first device with a trace.
+    pub device: Option<u32>,
 }
 
 /// Most MiB `max_split_size_mb` and `device_memory_mib` take (2³⁰ MiB = 1 PiB).
 pub const MAX_MIB: i64 = 1 << 30;
 
+/// The `expandable_segments` parameter's spellings: `file`, `on`/`off`, and the ones PyTorch's
+/// Python side takes for a bool (`True`/`False`, `true`/`false`, `1`/`0`).
+pub const EXPANDABLE_CHOICES: &[&str] = &[
+    "file", "on", "off", "True", "False", "true", "false", "1", "0",
+];
+
+/// An `expandable_segments` parameter value ([`EXPANDABLE_CHOICES`]; `None`: the file's).
+pub fn expandable_choice(v: &str) -> Option<bool> {
+    match v {
+        "on" | "True" | "true" | "1" => Some(true),
+        "off" | "False" | "false" | "0" => Some(false),
+        _ => None,
+    }
+}
+
 impl WhatIfParams {
-    /// The parameters from the scene's values, validated as `CUDAAllocatorConfig` validates
-    /// them: `max_split_size_mb` above 20 (`kLargeBuffer` in MiB), `roundup_power2_divisions`
-    /// a power of two, `garbage_collection_threshold` below 1.
+    /// The parameters from the scene's values, each validated by the rule
+    /// [`crate::caching::conf`] holds for its setting (`max_split_size_mb` above 20 MiB,
+    /// `roundup_power2_divisions` a power of two, `garbage_collection_threshold` below 1), with
+    /// −1 meaning the file's and 0 off or unlimited.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] naming the parameter and what it accepts.
+    /// [`Error::InvalidParam`] naming the parameter (for `alloc_conf`, the key too) and what it
+    /// accepts.
     pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
-        let expandable_segments = match v.text("expandable_segments")? {
-            "on" => Some(true),
-            "off" => Some(false),
-            _ => None,
-        };
+        let expandable_segments = expandable_choice(v.text("expandable_segments")?);
         let max_split_size_mb = match v.int("max_split_size_mb")? {
             -1 => None,
             0 => Some(0),
-            m @ 21.. => Some(m.unsigned_abs()),
-            m => {
-                return Err(Error::invalid(
-                    "max_split_size_mb",
-                    m,
-                    "expected -1 (the file's), 0 (unlimited) or more than 20 (PyTorch refuses 20 MiB or less)",
-                ));
-            }
+            m => Some(
+                u64::try_from(m)
+                    .map_err(|_| "not negative".to_owned())
+                    .and_then(conf::max_split_size_mb)
+                    .map_err(|e| {
+                        Error::invalid(
+                            "max_split_size_mb",
+                            m,
+                            format!("expected -1 (the file's), 0 (unlimited) or {e}"),
+                        )
+                    })?,
+            ),
         };
         let roundup_power2_divisions = match v.int("roundup_power2_divisions")? {
             -1 => None,
-            d if d >= 0 && (d == 0 || d.unsigned_abs().is_power_of_two()) => Some(d.unsigned_abs()),
-            d => {
-                return Err(Error::invalid(
-                    "roundup_power2_divisions",
-                    d,
-                    "expected -1 (the file's), 0 (off) or a power of two",
-                ));
-            }
+            0 => Some(0),
+            d => Some(
+                u64::try_from(d)
+                    .map_err(|_| "not negative".to_owned())
+                    .and_then(|d| conf::roundup_division(d, true))
+                    .map_err(|e| {
+                        Error::invalid(
+                            "roundup_power2_divisions",
+                            d,
+                            format!("expected -1 (the file's), 0 (off) or {e}"),
+                        )
+                    })?,
+            ),
         };
         let g = v.float("garbage_collection_threshold")?;
         let garbage_collection_threshold = if g < 0.0 {
             None
-        } else if g < 1.0 {
-            Some(g)
+        } else if g == 0.0 {
+            Some(0.0)
         } else {
-            return Err(Error::invalid(
-                "garbage_collection_threshold",
-                g,
-                "expected -1 (the file's), 0 (off) or a fraction below 1",
-            ));
+            Some(conf::garbage_collection_threshold(g).map_err(|e| {
+                Error::invalid(
+                    "garbage_collection_threshold",
+                    g,
+                    format!("expected -1 (the file's), 0 (off) or {e}"),
+                )
+            })?)
         };
+        let alloc_conf = conf::parse(v.text("alloc_conf")?).map_err(|e| {
+            if e.key == "alloc_conf" {
+                Error::invalid("alloc_conf", e.value, format!("expected {}", e.expected))
+            } else {
+                Error::invalid(
+                    "alloc_conf",
+                    format!("{}:{}", e.key, e.value),
+                    format!("expected {} for {}", e.expected, e.key),
+                )
+            }
+        })?;
+        let mib = v.int("device_memory_mib")?;
+        let device = v.int("device")?;
         Ok(WhatIfParams {
             expandable_segments,
             max_split_size_mb,
             roundup_power2_divisions,
             garbage_collection_threshold,
-            device_memory_mib: v.int("device_memory_mib")?.unsigned_abs(),
+            device_memory_mib: u64::try_from(mib).unwrap_or(0),
+            device_memory_from_oom: mib < 0,
+            alloc_conf,
+            device: u32::try_from(device).ok(),
         })
     }
 }
@@ -106,34 +158,50 @@ pub struct WhatIfSettings {
     pub expandable_segments: bool,
     /// MiB (`null`: unlimited).
     pub max_split_size_mb: Option<u64>,
+    /// How much larger than a request of at least `max_split_size_mb` a cached block it takes
+    /// may be (MiB; 20 by default).
+    pub max_non_split_rounding_mb: u64,
     /// Divisions per power-of-two interval from 1 MiB (16 intervals; 0: off).
     pub roundup_power2_divisions: Vec<u64>,
     /// Fraction of the memory limit (0: off; needs `device_memory_mib`, as PyTorch collects only
     /// under a memory fraction).
     pub garbage_collection_threshold: f64,
-    /// The device memory limit (MiB; `null`: none).
+    /// The device memory limit (MiB, rounded down; `null`: none).
     pub device_memory_mib: Option<u64>,
+    /// The device memory limit (bytes; `null`: none).
+    pub device_memory_bytes: Option<u64>,
     /// The settings taken from the file's `allocator_settings` (the rest were given, or
     /// PyTorch's defaults where the file records none).
     pub from_file: Vec<&'static str>,
+    /// The settings taken from `alloc_conf` (not overridden by their own parameter).
+    pub from_alloc_conf: Vec<&'static str>,
+    /// Keys of `alloc_conf` that were checked but change nothing the simulator models.
+    pub not_simulated: Vec<String>,
 }
 
-/// The what-if replay's figures (all devices with a trace together, as [`super::Replay`]).
+/// The what-if replay's figures (one device).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WhatIf {
     /// The settings.
     pub settings: WhatIfSettings,
-    /// Peak reserved (bytes; Σ of the devices' peaks).
+    /// The device replayed (`null`: the file has no trace).
+    pub device: Option<u32>,
+    /// Peak reserved (bytes).
     pub reserved_peak_bytes: u64,
     /// Reserved at the end (bytes).
     pub reserved_final_bytes: u64,
     /// Cached free bytes at the end (reserved − allocated blocks): what fragmentation and
     /// caching hold back (bytes).
     pub fragmentation_final_bytes: u64,
-    /// Segments created (`cudaMalloc`s; with expandable segments, ranges).
+    /// Segments created (`cudaMalloc`s; with expandable segments, ranges; a rebuilt start's
+    /// segments not counted).
     pub segments_created: u64,
     /// `alloc` events that did not fit under the memory limit even after the cache was freed.
     pub ooms: u64,
+    /// `oom` events in the trace.
+    pub recorded_ooms: u64,
+    /// Of them, requests that failed again here (all of them at the file's own device size).
+    pub reproduced_ooms: u64,
 }
 
 /// The file's settings as an [`AllocatorConfig`] and which of them it records.
@@ -141,8 +209,16 @@ fn file_config(s: &Snapshot) -> (AllocatorConfig, Vec<&'static str>) {
     let mut c = AllocatorConfig::default();
     let mut from = Vec::new();
     let get = |k: &str| s.allocator_settings.get(k).map(String::as_str);
-    if let Some(v) = get("expandable_segments") {
-        c.expandable_segments = matches!(v, "true" | "True" | "1");
+    // Expandable segments exist only while the setting is on: their presence says so too.
+    let has_expandable = s.segments.iter().any(|g| g.is_expandable)
+        || s.device_traces
+            .iter()
+            .flatten()
+            .any(|e| matches!(e.action, Action::SegmentMap | Action::SegmentUnmap));
+    let recorded = get("expandable_segments");
+    if recorded.is_some() || has_expandable {
+        c.expandable_segments =
+            has_expandable || recorded.and_then(expandable_choice).unwrap_or(false);
         from.push("expandable_segments");
     }
     if let Some(v) = get("max_split_size").and_then(|v| v.parse::<i64>().ok()) {
@@ -176,113 +252,184 @@ fn file_config(s: &Snapshot) -> (AllocatorConfig, Vec<&'static str>) {
     (c, from)
 }
 
-/// The settings a what-if replay of `s` runs with: each given parameter, else the file's.
+/// The settings a what-if replay of `s` runs with: each given parameter, else `alloc_conf`'s,
+/// else the file's. The memory limit is `device_memory_mib`'s (the caller resolves −1).
 pub fn resolve(s: &Snapshot, p: &WhatIfParams) -> (AllocatorConfig, WhatIfSettings) {
     let (mut c, recorded) = file_config(s);
-    let mut from_file = Vec::new();
-    let mut keep = |name: &'static str, given: bool| {
-        if !given && recorded.contains(&name) {
+    let a = &p.alloc_conf;
+    let (mut from_file, mut from_alloc_conf) = (Vec::new(), Vec::new());
+    let mut keep = |name: &'static str, in_conf: bool, given: bool| {
+        if given {
+        } else if in_conf {
+            from_alloc_conf.push(name);
+        } else if recorded.contains(&name) {
             from_file.push(name);
         }
     };
-    keep("expandable_segments", p.expandable_segments.is_some());
-    keep("max_split_size_mb", p.max_split_size_mb.is_some());
+    keep(
+        "expandable_segments",
+        a.expandable_segments.is_some(),
+        p.expandable_segments.is_some(),
+    );
+    keep(
+        "max_split_size_mb",
+        a.max_split_size_mb.is_some(),
+        p.max_split_size_mb.is_some(),
+    );
+    keep(
+        "max_non_split_rounding_mb",
+        a.max_non_split_rounding_mb.is_some(),
+        false,
+    );
     keep(
         "roundup_power2_divisions",
+        a.roundup_power2_divisions.is_some(),
         p.roundup_power2_divisions.is_some(),
     );
     keep(
         "garbage_collection_threshold",
+        a.garbage_collection_threshold.is_some(),
         p.garbage_collection_threshold.is_some(),
     );
-    if let Some(e) = p.expandable_segments {
-        c.expandable_segments = e;
-    }
-    if let Some(m) = p.max_split_size_mb {
-        c.max_split_size = if m == 0 {
+    let mib = |m: u64| {
+        if m == 0 {
             u64::MAX
         } else {
             m.saturating_mul(MIB)
-        };
+        }
+    };
+    if let Some(e) = p.expandable_segments.or(a.expandable_segments) {
+        c.expandable_segments = e;
+    }
+    if let Some(m) = p.max_split_size_mb.or(a.max_split_size_mb) {
+        c.max_split_size = mib(m);
+    }
+    if let Some(m) = a.max_non_split_rounding_mb {
+        c.max_non_split_rounding = mib(m);
     }
     if let Some(d) = p.roundup_power2_divisions {
         c.roundup_power2_divisions = [d; ROUNDUP_INTERVALS];
+    } else if let Some(d) = a.roundup_power2_divisions {
+        c.roundup_power2_divisions = d;
     }
-    if let Some(g) = p.garbage_collection_threshold {
+    if let Some(g) = p
+        .garbage_collection_threshold
+        .or(a.garbage_collection_threshold)
+    {
         c.garbage_collection_threshold = g;
     }
+    let limit = (p.device_memory_mib > 0).then(|| p.device_memory_mib.saturating_mul(MIB));
     let settings = WhatIfSettings {
         expandable_segments: c.expandable_segments,
         max_split_size_mb: (c.max_split_size != u64::MAX).then_some(c.max_split_size / MIB),
+        max_non_split_rounding_mb: c.max_non_split_rounding / MIB,
         roundup_power2_divisions: c.roundup_power2_divisions.to_vec(),
         garbage_collection_threshold: c.garbage_collection_threshold,
-        device_memory_mib: (p.device_memory_mib > 0).then_some(p.device_memory_mib),
+        device_memory_mib: limit.map(|b| b / MIB),
+        device_memory_bytes: limit,
         from_file,
+        from_alloc_conf,
+        not_simulated: a.not_simulated.clone(),
     };
     (c, settings)
 }
 
-/// Replays `s`'s trace under `p` (see the module docs). Reports progress every 4,096 events.
+/// The devices of `s`: those with a trace or a segment, ascending.
+pub fn devices(s: &Snapshot) -> Vec<u32> {
+    let mut d: Vec<u32> = s
+        .device_traces
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.is_empty())
+        .filter_map(|(i, _)| u32::try_from(i).ok())
+        .chain(
+            s.segments
+                .iter()
+                .filter_map(|g| u32::try_from(g.device).ok()),
+        )
+        .collect();
+    d.sort_unstable();
+    d.dedup();
+    d
+}
+
+/// The device `wanted` names, or the first device with a trace (`None` when there is none).
 ///
 /// # Errors
-/// [`Error::Cancelled`] when the current progress scope is cancelled.
+/// [`Error::InvalidParam`] naming `device` and the devices present when the file has nothing
+/// of `wanted`.
+pub fn choose_device(s: &Snapshot, wanted: Option<u32>) -> Result<Option<u32>, Error> {
+    let present = devices(s);
+    match wanted {
+        Some(d) if present.contains(&d) => Ok(Some(d)),
+        Some(d) => {
+            let list: Vec<String> = present.iter().map(u32::to_string).collect();
+            Err(Error::invalid(
+                "device",
+                d,
+                if list.is_empty() {
+                    "-1: the file holds no device".to_owned()
+                } else {
+                    format!("-1 or a device the file holds: {}", list.join(", "))
+                },
+            ))
+        }
+        None => Ok(s
+            .device_traces
+            .iter()
+            .position(|t| !t.is_empty())
+            .and_then(|i| u32::try_from(i).ok())),
+    }
+}
+
+/// Replays the chosen device's trace of `s` under `p` (see the module docs). Reports progress
+/// every 4,096 events.
+///
+/// # Errors
+/// As [`choose_device`]; [`Error::InvalidParam`] naming `device_memory_mib` when it is −1 and
+/// the device's trace has no `oom` event; [`Error::Cancelled`] when the current progress scope
+/// is cancelled.
 pub fn whatif(s: &Snapshot, p: &WhatIfParams) -> Result<WhatIf, Error> {
-    let (config, settings) = resolve(s, p);
-    let capacity = if p.device_memory_mib == 0 {
-        u64::MAX
-    } else {
-        p.device_memory_mib.saturating_mul(MIB)
-    };
+    let (config, mut settings) = resolve(s, p);
+    let device = choose_device(s, p.device)?;
+    if p.device_memory_from_oom {
+        let d = device.unwrap_or(0);
+        let Some(b) = super::drive::oom_device_bytes(s, d)? else {
+            return Err(Error::invalid(
+                "device_memory_mib",
+                -1,
+                format!(
+                    "0 (no limit) or MiB: device {d}'s trace has no oom event to take the size from"
+                ),
+            ));
+        };
+        settings.device_memory_bytes = Some(b);
+        settings.device_memory_mib = Some(b / MIB);
+    }
+    let capacity = settings.device_memory_bytes.unwrap_or(u64::MAX);
     let mut out = WhatIf {
         settings,
+        device,
         reserved_peak_bytes: 0,
         reserved_final_bytes: 0,
         fragmentation_final_bytes: 0,
         segments_created: 0,
         ooms: 0,
+        recorded_ooms: 0,
+        reproduced_ooms: 0,
     };
-    let total: usize = s.device_traces.iter().map(Vec::len).sum();
-    let mut done = 0usize;
-    for trace in s.device_traces.iter().filter(|t| !t.is_empty()) {
-        let mut a = CachingAllocator::with_config(capacity, config);
-        let mut live: foldhash::HashMap<u64, usize> = foldhash::HashMap::default();
-        let mut peak = 0u64;
-        for e in trace {
-            if done.is_multiple_of(4096) {
-                crate::progress::report(done as u64, total.max(1) as u64)?;
-            }
-            done += 1;
-            match e.action {
-                Action::Alloc => {
-                    if let Some(addr) = e.addr {
-                        match a.malloc(e.size, e.stream) {
-                            Ok(x) => {
-                                if let Some(old) = live.insert(addr, x.block) {
-                                    a.free(old);
-                                }
-                            }
-                            Err(_) => out.ooms += 1,
-                        }
-                    }
-                }
-                Action::FreeCompleted => {
-                    if let Some(h) = e.addr.and_then(|addr| live.remove(&addr)) {
-                        a.free(h);
-                    }
-                }
-                Action::SegmentFree if !config.expandable_segments => {
-                    a.release_segment_of_size(e.size, e.stream);
-                }
-                _ => {}
-            }
-            peak = peak.max(a.reserved());
-        }
-        out.reserved_peak_bytes = out.reserved_peak_bytes.saturating_add(peak);
-        out.reserved_final_bytes = out.reserved_final_bytes.saturating_add(a.reserved());
-        out.fragmentation_final_bytes = out
-            .fragmentation_final_bytes
-            .saturating_add(a.cached_free());
-        out.segments_created = out.segments_created.saturating_add(a.segments_created);
-    }
+    let Some(d) = device else {
+        return Ok(out);
+    };
+    let total = s.device_traces.get(d as usize).map_or(0, Vec::len);
+    let mut progress = |i: usize| crate::progress::report(i as u64, total.max(1) as u64);
+    let run = super::drive::drive(s, d, config, capacity, &mut progress)?;
+    out.reserved_peak_bytes = run.reserved_peak;
+    out.reserved_final_bytes = run.reserved_final;
+    out.fragmentation_final_bytes = run.cached_free_final;
+    out.segments_created = run.segments_created;
+    out.ooms = run.ooms;
+    out.recorded_ooms = run.recorded_ooms;
+    out.reproduced_ooms = run.reproduced_ooms;
     Ok(out)
 }

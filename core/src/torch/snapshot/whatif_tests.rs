@@ -113,8 +113,9 @@ fn expandable_segments_need_fewer_segments_and_less_reserved() {
     let e = whatif(&s, &on).unwrap();
     assert_eq!((e.reserved_peak_bytes, e.segments_created), (40 * M, 1));
     assert_eq!(e.fragmentation_final_bytes, 16 * M);
-    // cs336 (one stream): at most one range per pool, fewer than the replay's segments.
-    let s = read_file(&data("torch2.11-cs336-a2.pickle")).unwrap();
+    // The mini fixture (one stream, from empty): at most one range per pool, fewer than the
+    // replay's 14 segments.
+    let s = read_file(&data("torch2.11-mini-fixture.pickle")).unwrap();
     let d = whatif(&s, &params()).unwrap();
     let e = whatif(&s, &on).unwrap();
     assert!(e.segments_created <= 2, "{}", e.segments_created);
@@ -246,4 +247,72 @@ fn parameters_are_checked_as_pytorch_checks_them() {
         (p.expandable_segments, p.max_split_size_mb),
         (Some(true), Some(64))
     );
+}
+
+#[test]
+fn pytorchs_spellings_and_alloc_conf_text() {
+    for (spelling, want) in [
+        ("True", Some(true)),
+        ("true", Some(true)),
+        ("1", Some(true)),
+        ("on", Some(true)),
+        ("False", Some(false)),
+        ("false", Some(false)),
+        ("0", Some(false)),
+        ("off", Some(false)),
+        ("file", None),
+    ] {
+        let mut v = ParamValues::defaults(PARAMS);
+        v.set(PARAMS, "expandable_segments", spelling).unwrap();
+        let p = WhatIfParams::from_values(&v).unwrap();
+        assert_eq!(p.expandable_segments, want, "{spelling}");
+    }
+    // alloc_conf sets what it names over the file's; a parameter that is not "file" wins.
+    let mut v = ParamValues::defaults(PARAMS);
+    v.set(
+        PARAMS,
+        "alloc_conf",
+        "expandable_segments:True,max_split_size_mb:128,roundup_power2_divisions:4,garbage_collection_threshold:0.6,pinned_use_cuda_host_register:False",
+    )
+    .unwrap();
+    v.set(PARAMS, "max_split_size_mb", "64").unwrap();
+    let p = WhatIfParams::from_values(&v).unwrap();
+    let s = read_file(&data("torch2.11-mini-fixture.pickle")).unwrap();
+    let (c, settings) = resolve(&s, &p);
+    assert!(c.expandable_segments);
+    assert_eq!(c.max_split_size, 64 * M);
+    assert_eq!(
+        c.roundup_power2_divisions,
+        [4; crate::caching::ROUNDUP_INTERVALS]
+    );
+    assert_eq!(c.garbage_collection_threshold, 0.6);
+    assert_eq!(
+        settings.from_alloc_conf,
+        vec![
+            "expandable_segments",
+            "roundup_power2_divisions",
+            "garbage_collection_threshold"
+        ]
+    );
+    assert_eq!(
+        settings.not_simulated,
+        vec!["pinned_use_cuda_host_register"]
+    );
+    // Refusals name alloc_conf, and the key.
+    for (text, value) in [
+        ("bogus:1", "bogus"),
+        ("expandable_segments:true", "expandable_segments:true"),
+        ("max_split_size_mb:20", "max_split_size_mb:20"),
+    ] {
+        let mut v = ParamValues::defaults(PARAMS);
+        v.set(PARAMS, "alloc_conf", text).unwrap();
+        match WhatIfParams::from_values(&v) {
+            Err(Error::InvalidParam {
+                name, value: got, ..
+            }) => {
+                assert_eq!((name.as_str(), got.as_str()), ("alloc_conf", value));
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
 }

@@ -20,6 +20,7 @@ pub mod module;
 pub mod ops;
 pub mod output;
 pub mod sanitize;
+pub mod record;
 pub mod scene;
 pub mod subgroup;
 pub mod value;

@@ -120,7 +120,9 @@ pub fn decode(
     let mut index: HashMap<(u32, u32, u32, u32), usize> = HashMap::new();
     let mut reqs: Vec<Request> = Vec::new();
     for r in &recs {
-        let k = passes.entry((r.workgroup, r.subgroup, r.site, r.lane)).or_insert(0);
+        let k = passes
+            .entry((r.workgroup, r.subgroup, r.site, r.lane))
+            .or_insert(0);
         let key = (r.workgroup, r.subgroup, r.site, *k);
         *k += 1;
         let i = *index.entry(key).or_insert_with(|| {
@@ -194,9 +196,7 @@ pub fn decode(
                 let got = q.lanes.get(&l);
                 Lane {
                     active: got.is_some(),
-                    address: got
-                        .filter(|_| site.width > 0)
-                        .map(|&(a, _)| u64::from(a)),
+                    address: got.filter(|_| site.width > 0).map(|&(a, _)| u64::from(a)),
                     value: got.map(|&(_, v)| f64::from(f32::from_bits(v))),
                     source: None,
                 }
@@ -305,7 +305,11 @@ fn order(t: &Trace) -> Vec<String> {
                 EventKind::Barrier { .. } => "bar.sync",
                 _ => return None,
             };
-            Some(format!("warp {} line {} {op}", wt.warp, e.line.unwrap_or(0)))
+            Some(format!(
+                "warp {} line {} {op}",
+                wt.warp,
+                e.line.unwrap_or(0)
+            ))
         })
         .collect()
 }

@@ -20,9 +20,20 @@ const DERIVE: u32 = u32::MAX;
 /// The WGSL appended to the kernel (after its last line, so that its lines keep their numbers).
 fn helpers(at: Binding) -> String {
     let mut stores = String::new();
-    for (i, w) in ["t", "_ws_who.x", "_ws_who.y", "_ws_who.z", "_ws_who.w", "line", "op", "site", "addr", "value"]
-        .iter()
-        .enumerate()
+    for (i, w) in [
+        "t",
+        "_ws_who.x",
+        "_ws_who.y",
+        "_ws_who.z",
+        "_ws_who.w",
+        "line",
+        "op",
+        "site",
+        "addr",
+        "value",
+    ]
+    .iter()
+    .enumerate()
     {
         stores.push_str(&format!("        atomicStore(&_ws_buf[b + {i}u], {w});\n"));
     }
@@ -135,7 +146,14 @@ pub fn instrument(source: &str, entry: Option<&str>) -> Result<Instrumented, Err
     if let Some(e) = entries.get_mut(ep_index) {
         pass.function(&mut e.function);
         let one_dimensional = workgroup_size[1] == 1 && workgroup_size[2] == 1;
-        prologue(&mut e.function, &m.types, begin, u32_ty, vec3_ty, one_dimensional);
+        prologue(
+            &mut e.function,
+            &m.types,
+            begin,
+            u32_ty,
+            vec3_ty,
+            one_dimensional,
+        );
     }
     let (sites, unrecorded) = (pass.sites, pass.unrecorded);
     m.functions = functions;
@@ -155,7 +173,9 @@ pub fn instrument(source: &str, entry: Option<&str>) -> Result<Instrumented, Err
                 message.push_str(&s.to_string());
                 src = s;
             }
-            bad(format!("the instrumented module does not validate: {message}"))
+            bad(format!(
+                "the instrumented module does not validate: {message}"
+            ))
         })?;
     let source = naga::back::wgsl::write_string(&m, &info, naga::back::wgsl::WriterFlags::empty())
         .map_err(|e| bad(format!("writing the instrumented module: {e}")))?;
@@ -378,9 +398,10 @@ struct Rec {
 /// Bytes of a 32-bit-or-narrower scalar or vector pointee and whether its bits fit a word.
 fn width_of(inner: &TypeInner) -> Option<(u32, bool)> {
     match inner {
-        TypeInner::Scalar(s) | TypeInner::Atomic(s) => {
-            Some((u32::from(s.width), s.width == 4 && s.kind != ScalarKind::Bool))
-        }
+        TypeInner::Scalar(s) | TypeInner::Atomic(s) => Some((
+            u32::from(s.width),
+            s.width == 4 && s.kind != ScalarKind::Bool,
+        )),
         TypeInner::Vector { size, scalar } => {
             let w = *size as u32 * u32::from(scalar.width);
             matches!(w, 1 | 2 | 4 | 8 | 16).then_some((w, false))
@@ -443,7 +464,13 @@ impl Pass<'_> {
         out
     }
 
-    fn records_of(&mut self, ex: &Arena<Expression>, s: &Statement, line: u32, recs: &mut Vec<Rec>) {
+    fn records_of(
+        &mut self,
+        ex: &Arena<Expression>,
+        s: &Statement,
+        line: u32,
+        recs: &mut Vec<Rec>,
+    ) {
         let mut access = |this: &mut Self, op, line, pointer, value: Option<Handle<Expression>>| {
             let Some(addr) = this.shared_addr(ex, pointer) else {
                 if this.is_shared(ex, pointer) {
@@ -468,7 +495,7 @@ impl Pass<'_> {
         match *s {
             Statement::Emit(ref range) => {
                 for h in range.clone() {
-                    if let Some(&Expression::Load { pointer }) = ex.try_get(h).ok() {
+                    if let Ok(&Expression::Load { pointer }) = ex.try_get(h) {
                         let l = self.lines.line(ex.get_span(h));
                         access(self, Op::SharedLoad, l, pointer, Some(h));
                     }
@@ -480,10 +507,8 @@ impl Pass<'_> {
             Statement::Atomic { pointer, value, .. } => {
                 access(self, Op::SharedAtomic, line, pointer, Some(value));
             }
-            Statement::WorkGroupUniformLoad { pointer, .. } => {
-                if self.is_shared(ex, pointer) {
-                    self.unrecorded += 1;
-                }
+            Statement::WorkGroupUniformLoad { pointer, .. } if self.is_shared(ex, pointer) => {
+                self.unrecorded += 1;
             }
             Statement::ControlBarrier(_) => recs.push(Rec {
                 op: Op::Barrier,
@@ -608,9 +633,10 @@ impl Pass<'_> {
                 self.types.get_handle(*base).ok()?.inner.clone(),
                 stride.checked_mul(k)?,
             )),
-            TypeInner::Vector { scalar, .. } => {
-                Some((TypeInner::Scalar(*scalar), u32::from(scalar.width).checked_mul(k)?))
-            }
+            TypeInner::Vector { scalar, .. } => Some((
+                TypeInner::Scalar(*scalar),
+                u32::from(scalar.width).checked_mul(k)?,
+            )),
             TypeInner::Struct { members, .. } if index.is_some() => {
                 let m = members.get(k as usize)?;
                 Some((self.types.get_handle(m.ty).ok()?.inner.clone(), m.offset))
@@ -627,7 +653,9 @@ impl Pass<'_> {
             op: r.op,
             width: r.width,
         });
-        let lit = |ex: &mut Arena<Expression>, v: u32| ex.append(Expression::Literal(Literal::U32(v)), span);
+        let lit = |ex: &mut Arena<Expression>, v: u32| {
+            ex.append(Expression::Literal(Literal::U32(v)), span)
+        };
         let line = lit(ex, r.line);
         let op = lit(ex, r.op as u32 | r.width << 8);
         let site_h = lit(ex, site);

@@ -2,7 +2,10 @@ use super::*;
 use crate::lab::examples::EXAMPLES;
 
 fn example(name: &str) -> &'static crate::lab::examples::Example {
-    EXAMPLES.iter().find(|e| e.name == name).expect("bundled example")
+    EXAMPLES
+        .iter()
+        .find(|e| e.name == name)
+        .expect("bundled example")
 }
 
 #[test]
@@ -10,7 +13,8 @@ fn instruments_the_bundled_examples_into_valid_wgsl() {
     for e in EXAMPLES {
         let i = instrument(e.source, e.entry).unwrap_or_else(|err| panic!("{}: {err}", e.name));
         // The output parses and validates again.
-        crate::lab::module::parse(&i.source).unwrap_or_else(|err| panic!("{}: {err:?}\n{}", e.name, i.source));
+        crate::lab::module::parse(&i.source)
+            .unwrap_or_else(|err| panic!("{}: {err:?}\n{}", e.name, i.source));
         if std::env::var_os("WS_DUMP").is_some() {
             println!("== {} {:?} {:?}\n{}", e.name, i.binding, i.sites, i.source);
         }
@@ -34,6 +38,12 @@ fn reduce_shared_sites_are_its_shared_accesses_and_barriers() {
             (21, Op::SharedLoad),
         ]
     );
-    assert_eq!(i.binding, crate::lab::dispatch::Binding { group: 0, binding: 2 });
+    assert_eq!(
+        i.binding,
+        crate::lab::dispatch::Binding {
+            group: 0,
+            binding: 2
+        }
+    );
     assert_eq!(i.unrecorded, 0);
 }

@@ -152,8 +152,9 @@ fn simulated(
     )
 }
 
-/// `warpscope run kernel-lab …` (see the module docs).
-pub fn run(set: &[String], input: Option<&Path>, json: bool) -> ExitCode {
+/// `warpscope run kernel-lab …` (see the module docs); with `record`, also the kernel
+/// instrumented by the record pass (`result.recorded`, README § kernel lab).
+pub fn run(set: &[String], input: Option<&Path>, json: bool, record: bool) -> ExitCode {
     let prepared = settings(set).and_then(|s| {
         let k = kernel(s.source.as_deref())?;
         let d = dispatch(input, &k)?;
@@ -194,8 +195,24 @@ pub fn run(set: &[String], input: Option<&Path>, json: bool) -> ExitCode {
             Some("this build has no simulator: the GPU's buffers are not compared".to_owned()),
         ),
     };
+    let recorded = if record {
+        let opts = warpscope_kernels::lab::record::RecordOptions::default();
+        match warpscope_kernels::lab::record::record(&k.source, Some(&res.entry), &d, &ctx, &opts) {
+            Ok(r) => Some(r),
+            Err(e @ LabError::Input(_)) => return fail(2, &e.to_string()),
+            Err(e) => return fail(1, &e.to_string()),
+        }
+    } else {
+        None
+    };
     let mut value = serde_json::to_value(&gpu).unwrap_or_default();
     if let Some(o) = value.as_object_mut() {
+        if let Some(r) = &recorded {
+            o.insert(
+                "recorded".to_owned(),
+                serde_json::to_value(r).unwrap_or_default(),
+            );
+        }
         o.insert(
             "comparison".to_owned(),
             serde_json::to_value(&comparison).unwrap_or_default(),

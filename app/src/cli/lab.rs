@@ -119,8 +119,9 @@ fn simulated(
         .map_err(|e| e.to_string())
 }
 
-/// `warpscope run kernel-lab …` (see the module docs).
-pub fn run(set: &[String], input: Option<&Path>, json: bool) -> ExitCode {
+/// `warpscope run kernel-lab …` (see the module docs); with `record`, also the kernel
+/// instrumented by the record pass (`result.recorded`, README § kernel lab).
+pub fn run(set: &[String], input: Option<&Path>, json: bool, record: bool) -> ExitCode {
     let prepared = settings(set).and_then(|s| {
         let k = kernel(&s.params.source)?;
         let d = dispatch(input, &k)?;
@@ -166,8 +167,24 @@ pub fn run(set: &[String], input: Option<&Path>, json: bool) -> ExitCode {
         Ok(sim) => (Some(lab::compare(&gpu.buffers, &sim)), size_note),
         Err(e) => (None, Some(format!("the simulation failed: {e}"))),
     };
+    let recorded = if record {
+        let opts = warpscope_kernels::lab::record::RecordOptions::default();
+        match warpscope_kernels::lab::record::record(&k.source, Some(&res.entry), &d, &ctx, &opts) {
+            Ok(r) => Some(r),
+            Err(e @ LabError::Input(_)) => return fail(2, &e.to_string()),
+            Err(e) => return fail(1, &e.to_string()),
+        }
+    } else {
+        None
+    };
     let mut value = serde_json::to_value(&gpu).unwrap_or_default();
     if let Some(o) = value.as_object_mut() {
+        if let Some(r) = &recorded {
+            o.insert(
+                "recorded".to_owned(),
+                serde_json::to_value(r).unwrap_or_default(),
+            );
+        }
         o.insert(
             "comparison".to_owned(),
             serde_json::to_value(&comparison).unwrap_or_default(),

@@ -356,8 +356,8 @@ pub fn main() -> ExitCode {
             trace,
         }) => {
             // The lab is its own path, beside the kernel registry rather than in it.
-            if kernel.as_deref() == Some(lab::KERNEL) && !list && !record {
-                lab::run(&set, input.as_deref(), json)
+            if kernel.as_deref() == Some(lab::KERNEL) && !list {
+                lab::run(&set, input.as_deref(), json, record)
             } else if input.is_some() {
                 fail(
                     2,

@@ -19,6 +19,7 @@ pub mod memory;
 pub mod module;
 pub mod ops;
 pub mod output;
+pub mod record;
 pub mod sanitize;
 pub mod scene;
 pub mod subgroup;

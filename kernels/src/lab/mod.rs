@@ -20,6 +20,7 @@ use crate::{AdapterReport, DeviceContext};
 
 pub mod compare;
 pub mod module;
+pub mod record;
 
 #[cfg(test)]
 mod tests;

@@ -368,3 +368,76 @@ fn other_groups_uniforms_and_vectors() {
         serde_json::json!([3.0, 10.5])
     );
 }
+
+mod recording {
+    use super::*;
+    use crate::lab::record::{RecordOptions, record};
+
+    fn example(name: &str) -> &'static Example {
+        EXAMPLES.iter().find(|e| e.name == name).unwrap()
+    }
+
+    /// Records `name` and checks the Done-when properties against the simulation at the
+    /// recorded subgroup size, computed independently by the interpreter.
+    fn records_like_the_simulation(name: &str) {
+        let Some(ctx) = ctx() else { return };
+        let ex = example(name);
+        let d = dispatch_of(ex);
+        let r = record(ex.source, ex.entry, &d, &ctx, &RecordOptions::default()).unwrap();
+        assert_eq!(r.dropped, 0, "{name}");
+        assert!(r.buffers_equal, "{name}");
+        assert_eq!(r.unrecorded, 0, "{name}");
+        let sim = warpscope_core::lab::simulate(ex.source, ex.entry, r.subgroup_size, &d).unwrap();
+        let want: Vec<(u32, u64)> = sim
+            .lines
+            .iter()
+            .filter(|l| l.counters.shared_requests > 0)
+            .map(|l| (l.line, l.counters.shared_wavefronts))
+            .collect();
+        let got: Vec<(u32, u64)> = r
+            .lines
+            .iter()
+            .filter(|l| l.counters.shared_requests > 0)
+            .map(|l| (l.line, l.counters.shared_wavefronts))
+            .collect();
+        assert_eq!(got, want, "{name} at subgroup size {}", r.subgroup_size);
+        assert!(r.comparison.all_equal, "{name}: {:?}", r.comparison);
+        if ctx.report.subgroup_max_size == 8 && ctx.report.subgroup_min_size == 8 {
+            assert_eq!(r.subgroup_size, 8);
+        }
+    }
+
+    #[test]
+    fn lab_record_transpose_tiled() {
+        records_like_the_simulation("transpose-tiled");
+    }
+
+    #[test]
+    fn lab_record_transpose_padded() {
+        records_like_the_simulation("transpose-padded");
+    }
+
+    #[test]
+    fn lab_record_reduce_shared() {
+        records_like_the_simulation("reduce-shared");
+    }
+
+    #[test]
+    fn lab_record_refuses_past_the_limit_before_recording() {
+        let Some(ctx) = ctx() else { return };
+        let ex = example("reduce-shared");
+        let d = dispatch_of(ex);
+        // Per workgroup of 256: 256 stores + 256 barriers at line 12–13; per step s (128 … 1)
+        // s × 3 accesses + 256 barriers; 1 final load. 4 workgroups.
+        let steps: u64 = (0..8).map(|k| (128u64 >> k) * 3 + 256).sum();
+        let per_wg = 256 + 256 + steps + 1;
+        let opts = RecordOptions { max_records: 100 };
+        match record(ex.source, ex.entry, &d, &ctx, &opts) {
+            Err(LabError::Input(m)) => {
+                assert!(m.contains(&format!("{} records", 4 * per_wg)), "{m}");
+                assert!(m.contains("limit is 100 records"), "{m}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

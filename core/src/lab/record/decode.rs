@@ -1,0 +1,356 @@
+//! Records → warp requests, per-line counters and a [`Trace`], by the simulator's own rules.
+//!
+//! Lanes are grouped into warp requests the way a SIMT machine issues them: the `k`-th time a
+//! lane of subgroup `s` of workgroup `w` passes instrumented site `i` joins the `k`-th request
+//! of `(w, s, i)`. A request's shared wavefronts come from the recorded byte addresses by
+//! [`crate::simt::shared::BankConfig`], exactly as the simulator costs its own requests.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::{Op, RECORD_WORDS, Site, Word};
+use crate::Error;
+use crate::lab::output::{Counters, LineCounters};
+use crate::simt::shared::BankConfig;
+use crate::simt::trace::{Lane, Metrics, Origin, WarpTrace};
+use crate::simt::{Event, EventKind, Trace};
+
+/// One record, decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// Append order over the dispatch.
+    pub ticket: u32,
+    /// Linear workgroup id.
+    pub workgroup: u32,
+    /// `subgroup_id`.
+    pub subgroup: u32,
+    /// `subgroup_invocation_id`.
+    pub lane: u32,
+    /// `subgroup_size`.
+    pub subgroup_size: u32,
+    /// Index into the instrumented sites.
+    pub site: u32,
+    /// Workgroup byte address or lane argument.
+    pub address: u32,
+    /// The value's bits.
+    pub value: u32,
+}
+
+/// What a recorded run gave, decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded {
+    /// Records the counter handed out (written and dropped).
+    pub records: u64,
+    /// Records past the buffer's capacity, not written.
+    pub dropped: u64,
+    /// The subgroup size the records report (the largest seen; 0 when there are none).
+    pub subgroup_size: u32,
+    /// Per source line that recorded anything, the counters the recording determines
+    /// (shared requests, wavefronts, ideal wavefronts, atomics, subgroup ops), in line order.
+    pub lines: Vec<LineCounters>,
+    /// Workgroup 0's recorded requests, warp by warp.
+    pub trace: Trace,
+}
+
+/// Splits the record buffer's words (`words[0]` the counter, records from `words[1]`) into
+/// records; `Err` names a record whose site is not one of `sites`.
+///
+/// # Errors
+/// [`Error::BadInput`]: a record naming a site the pass did not make (a corrupted buffer).
+pub fn records(words: &[u32], sites: &[Site]) -> Result<(Vec<Record>, u64, u64), Error> {
+    let counter = u64::from(words.first().copied().unwrap_or(0));
+    let body = words.get(1..).unwrap_or(&[]);
+    let capacity = (body.len() / RECORD_WORDS as usize) as u64;
+    let written = counter.min(capacity) as usize;
+    let mut out = Vec::with_capacity(written);
+    for r in body.chunks_exact(RECORD_WORDS as usize).take(written) {
+        let w = |f: Word| r.get(f as usize).copied().unwrap_or(0);
+        let rec = Record {
+            ticket: w(Word::Ticket),
+            workgroup: w(Word::Workgroup),
+            subgroup: w(Word::Subgroup),
+            lane: w(Word::Lane),
+            subgroup_size: w(Word::SubgroupSize),
+            site: w(Word::Site),
+            address: w(Word::Address),
+            value: w(Word::Value),
+        };
+        if sites.get(rec.site as usize).is_none() {
+            return Err(Error::BadInput(format!(
+                "record {} names site {} of {}",
+                rec.ticket,
+                rec.site,
+                sites.len()
+            )));
+        }
+        out.push(rec);
+    }
+    Ok((out, counter, counter.saturating_sub(capacity)))
+}
+
+/// One warp request assembled from records.
+struct Request {
+    first_ticket: u32,
+    workgroup: u32,
+    subgroup: u32,
+    site: u32,
+    lanes: BTreeMap<u32, (u32, u32)>,
+}
+
+/// Decodes the record buffer's `words` for a kernel instrumented at `sites`, whose workgroups
+/// have `block_threads` invocations; `source` labels the trace's events with their lines.
+///
+/// # Errors
+/// As [`records`]; [`Error::InvalidParam`] for a recorded address the bank rule refuses
+/// (misaligned for its width).
+pub fn decode(
+    words: &[u32],
+    sites: &[Site],
+    kernel: &str,
+    adapter: &str,
+    block_threads: u32,
+    source: &str,
+) -> Result<Decoded, Error> {
+    let (mut recs, counter, dropped) = records(words, sites)?;
+    recs.sort_unstable_by_key(|r| r.ticket);
+    let subgroup_size = recs.iter().map(|r| r.subgroup_size).max().unwrap_or(0);
+    // (workgroup, subgroup, site, lane) → passes so far; (workgroup, subgroup, site, k) → request.
+    let mut passes: HashMap<(u32, u32, u32, u32), u32> = HashMap::new();
+    let mut index: HashMap<(u32, u32, u32, u32), usize> = HashMap::new();
+    let mut reqs: Vec<Request> = Vec::new();
+    for r in &recs {
+        let k = passes
+            .entry((r.workgroup, r.subgroup, r.site, r.lane))
+            .or_insert(0);
+        let key = (r.workgroup, r.subgroup, r.site, *k);
+        *k += 1;
+        let i = *index.entry(key).or_insert_with(|| {
+            reqs.push(Request {
+                first_ticket: r.ticket,
+                workgroup: r.workgroup,
+                subgroup: r.subgroup,
+                site: r.site,
+                lanes: BTreeMap::new(),
+            });
+            reqs.len() - 1
+        });
+        if let Some(q) = reqs.get_mut(i) {
+            q.lanes.insert(r.lane, (r.address, r.value));
+        }
+    }
+    reqs.sort_by_key(|q| q.first_ticket);
+    let sg = subgroup_size.max(1) as usize;
+    let bank = BankConfig::default();
+    let mut lines: BTreeMap<u32, Counters> = BTreeMap::new();
+    let mut warps: BTreeMap<u32, Vec<Event>> = BTreeMap::new();
+    let mut barriers: HashMap<u32, u32> = HashMap::new();
+    let lines_of: Vec<&str> = source.lines().collect();
+    for (seq, q) in reqs.iter().enumerate() {
+        let Some(site) = sites.get(q.site as usize) else {
+            continue;
+        };
+        let mut addrs: Vec<Option<u64>> = vec![None; sg];
+        for (&l, &(a, _)) in &q.lanes {
+            if let Some(s) = addrs.get_mut(l as usize) {
+                *s = Some(u64::from(a));
+            }
+        }
+        let at = lines.entry(site.line).or_default();
+        let mut metrics = Metrics::default();
+        let kind = match site.op {
+            Op::SharedLoad | Op::SharedStore | Op::SharedAtomic => {
+                let c = bank.request(&addrs, site.width)?;
+                at.shared_requests += 1;
+                at.shared_wavefronts += u64::from(c.wavefronts);
+                at.shared_ideal_wavefronts += u64::from(c.ideal_wavefronts);
+                metrics.wavefronts = Some(c.wavefronts);
+                metrics.ideal_wavefronts = Some(c.ideal_wavefronts);
+                metrics.conflict_degree = Some(c.conflict_degree);
+                match site.op {
+                    Op::SharedLoad => EventKind::SharedLoad { width: site.width },
+                    Op::SharedStore => EventKind::SharedStore { width: site.width },
+                    _ => {
+                        at.atomics += 1;
+                        EventKind::Atomic { width: site.width }
+                    }
+                }
+            }
+            Op::Barrier => {
+                let n = barriers.entry(q.subgroup).or_insert(0);
+                if q.workgroup == 0 {
+                    *n += 1;
+                }
+                EventKind::Barrier { index: *n }
+            }
+            Op::SubgroupCollective | Op::SubgroupGather => {
+                at.subgroup_ops += 1;
+                EventKind::Compute
+            }
+        };
+        if q.workgroup != 0 {
+            continue;
+        }
+        let lanes = (0..sg as u32)
+            .map(|l| {
+                let got = q.lanes.get(&l);
+                Lane {
+                    active: got.is_some(),
+                    address: got.filter(|_| site.width > 0).map(|&(a, _)| u64::from(a)),
+                    value: got.map(|&(_, v)| f64::from(f32::from_bits(v))),
+                    source: None,
+                }
+            })
+            .collect();
+        let text: String = lines_of
+            .get(site.line.saturating_sub(1) as usize)
+            .map_or("", |s| s.trim())
+            .chars()
+            .take(72)
+            .collect();
+        warps.entry(q.subgroup).or_default().push(Event {
+            seq: seq as u64,
+            kind,
+            label: format!("{}: {text}", site.line),
+            level: None,
+            lanes,
+            metrics,
+            line: Some(site.line),
+        });
+    }
+    let trace = Trace {
+        kernel: kernel.to_owned(),
+        origin: Origin::Recorded {
+            adapter: adapter.to_owned(),
+        },
+        warp_size: subgroup_size,
+        block_threads,
+        warps: warps
+            .into_iter()
+            .map(|(warp, events)| WarpTrace { warp, events })
+            .collect(),
+    };
+    Ok(Decoded {
+        records: counter,
+        dropped,
+        subgroup_size,
+        lines: lines
+            .into_iter()
+            .map(|(line, counters)| LineCounters { line, counters })
+            .collect(),
+        trace,
+    })
+}
+
+/// One line's recorded counters beside the simulation's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LineComparison {
+    /// 1-based source line.
+    pub line: u32,
+    /// Whether shared requests, wavefronts, ideal wavefronts, atomics and subgroup ops agree.
+    pub equal: bool,
+    /// Shared wavefronts recorded.
+    pub recorded_wavefronts: u64,
+    /// Shared wavefronts simulated.
+    pub simulated_wavefronts: u64,
+    /// Shared requests recorded.
+    pub recorded_requests: u64,
+    /// Shared requests simulated.
+    pub simulated_requests: u64,
+}
+
+/// Where the recorded and simulated orders of workgroup 0 first part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OrderDifference {
+    /// Position in either timeline (shared accesses, atomics and barriers only).
+    pub position: usize,
+    /// The recorded event there: `warp W line L op`, or `none` past the end.
+    pub recorded: String,
+    /// The simulated event there.
+    pub simulated: String,
+    /// What a difference means.
+    pub note: &'static str,
+}
+
+/// Recorded against simulated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Comparison {
+    /// Per line that either run counted, in line order.
+    pub lines: Vec<LineComparison>,
+    /// Whether every line is equal.
+    pub all_equal: bool,
+    /// The first place the two orders differ, `None` when they agree.
+    pub first_order_difference: Option<OrderDifference>,
+}
+
+fn shared_part(c: &Counters) -> [u64; 5] {
+    [
+        c.shared_requests,
+        c.shared_wavefronts,
+        c.shared_ideal_wavefronts,
+        c.atomics,
+        c.subgroup_ops,
+    ]
+}
+
+fn order(t: &Trace) -> Vec<String> {
+    t.timeline()
+        .into_iter()
+        .filter_map(|(w, i)| {
+            let wt = t.warps.get(w)?;
+            let e = wt.events.get(i)?;
+            let op = match e.kind {
+                EventKind::SharedLoad { .. } => "ld.shared",
+                EventKind::SharedStore { .. } => "st.shared",
+                EventKind::Barrier { .. } => "bar.sync",
+                _ => return None,
+            };
+            Some(format!(
+                "warp {} line {} {op}",
+                wt.warp,
+                e.line.unwrap_or(0)
+            ))
+        })
+        .collect()
+}
+
+/// Compares recorded per-line counters and order with a simulation's (at the same subgroup
+/// size). The counters the recording does not determine (instructions, global sectors,
+/// divergence) are left out.
+pub fn compare(recorded: &Decoded, simulated: &[LineCounters], sim_trace: &Trace) -> Comparison {
+    let mut by_line: BTreeMap<u32, (Counters, Counters)> = BTreeMap::new();
+    for l in &recorded.lines {
+        by_line.entry(l.line).or_default().0 = l.counters;
+    }
+    for l in simulated {
+        let p = shared_part(&l.counters);
+        if p.iter().any(|&x| x > 0) {
+            by_line.entry(l.line).or_default().1 = l.counters;
+        }
+    }
+    let lines: Vec<LineComparison> = by_line
+        .into_iter()
+        .map(|(line, (r, s))| LineComparison {
+            line,
+            equal: shared_part(&r) == shared_part(&s),
+            recorded_wavefronts: r.shared_wavefronts,
+            simulated_wavefronts: s.shared_wavefronts,
+            recorded_requests: r.shared_requests,
+            simulated_requests: s.shared_requests,
+        })
+        .collect();
+    let (ro, so) = (order(&recorded.trace), order(sim_trace));
+    let first_order_difference = (0..ro.len().max(so.len()))
+        .find(|&i| ro.get(i) != so.get(i))
+        .map(|i| OrderDifference {
+            position: i,
+            recorded: ro.get(i).cloned().unwrap_or_else(|| "none".to_owned()),
+            simulated: so.get(i).cloned().unwrap_or_else(|| "none".to_owned()),
+            note: "the hardware may interleave warps differently from the simulator's order; a different order is not an error",
+        });
+    Comparison {
+        all_equal: lines.iter().all(|l| l.equal),
+        lines,
+        first_order_difference,
+    }
+}

@@ -474,7 +474,7 @@ mod tests {
         let sections: Vec<&str> = chapters().iter().map(|c| c.section).collect();
         assert_eq!(
             sections,
-            ["Foundations", "§2", "§3", "§4", "§5", "§6", "§9"]
+            ["Foundations", "§2", "§3", "§4", "§5", "§6", "§9", "Lab"]
         );
         // A chapter's scenes are consecutive in the registry, so grouping keeps their order.
         let order: Vec<&str> = scenes().map(|s| s.chapter.section).collect();

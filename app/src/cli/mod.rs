@@ -322,7 +322,7 @@ pub fn main() -> ExitCode {
                     return fail(
                         2,
                         "--all writes one figure per scene into a folder; an animation (GIF, APNG) \
-                         is of one scene: name it",
+                         is of one scene: name the scene",
                     );
                 }
                 animate(

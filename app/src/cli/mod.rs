@@ -20,6 +20,7 @@ macro_rules! say {
     };
 }
 
+mod deck;
 mod lab;
 
 /// Writes one line to stdout (see [`say!`]); any other write error ends the program with status 1.
@@ -345,7 +346,7 @@ pub fn main() -> ExitCode {
                 export(src, all, &out, f32::from(scale), &opts, style, &format)
             }
         }
-        Some(Command::Deck { deck, out }) => write_deck(deck.as_deref(), &out),
+        Some(Command::Deck { deck, out }) => deck::write_deck(deck.as_deref(), &out),
         Some(Command::Run {
             kernel,
             input,
@@ -724,66 +725,6 @@ fn run_record(kernel: Option<&str>, set: &[String], json: bool, with_trace: bool
         }
         Err(e @ (KernelError::InvalidOption { .. } | KernelError::Core { .. })) => {
             fail(2, &e.to_string())
-        }
-        Err(e) => fail(1, &e.to_string()),
-    }
-}
-
-/// `warpscope deck [DECK.json] --out FILE.html`: the deck (or the bundled one) as one HTML page.
-fn write_deck(deck: Option<&std::path::Path>, out: &std::path::Path) -> ExitCode {
-    use crate::export::{ExportError, deck_html, write_atomically};
-    use warpscope_core::deck::Deck;
-    let ext = out
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match ext.as_deref() {
-        Some("html" | "htm") => {}
-        Some("pdf") => {
-            return fail(
-                2,
-                "a PDF deck is not written yet: give --out FILE.html (one offline page; a \
-                 browser prints it to PDF), or export each figure as SVG",
-            );
-        }
-        _ => {
-            return fail(
-                2,
-                &format!(
-                    "--out {}: a deck is written as one HTML page; give a file ending in .html",
-                    out.display()
-                ),
-            );
-        }
-    }
-    let deck = match deck.map_or_else(Deck::bundled, Deck::read) {
-        Ok(d) => d,
-        Err(e) => return fail(2, &e.to_string()),
-    };
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut progress = |done: usize, total: usize| {
-        if terminal {
-            eprint!("\rwarpscope: figure {done}/{total}");
-            if done == total {
-                eprintln!();
-            }
-        }
-    };
-    let html = match deck_html(&deck, &mut progress) {
-        Ok(h) => h,
-        Err(e @ ExportError::Scene(_)) => return fail(2, &e.to_string()),
-        Err(e) => return fail(1, &e.to_string()),
-    };
-    match write_atomically(out, html.as_bytes()) {
-        Ok(()) => {
-            say!(
-                "wrote {} ({} slides)",
-                out.canonicalize()
-                    .unwrap_or_else(|_| out.to_owned())
-                    .display(),
-                deck.slides.len()
-            );
-            ExitCode::SUCCESS
         }
         Err(e) => fail(1, &e.to_string()),
     }

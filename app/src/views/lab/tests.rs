@@ -13,13 +13,13 @@ use warpscope_core::lab::examples::EXAMPLES;
 use warpscope_core::lab::output::{
     Counters, LabOutput, LineCounters, Totals, Warning, WarningKind,
 };
+use warpscope_core::lab::scene::KernelLabScene;
 use warpscope_core::params::ParamValues;
+use warpscope_core::scene::SceneDef;
 use warpscope_core::simt::shuffle::{ShuffleMode, Source};
 use warpscope_core::simt::trace::{Event, Lane, Metrics, Origin, WarpTrace};
 use warpscope_core::simt::{EventKind, Trace};
 use warpscope_core::text::Text;
-use warpscope_core::lab::scene::KernelLabScene;
-use warpscope_core::scene::SceneDef;
 
 use super::workgroup::{WarpState, states};
 use super::{KernelLabView, LabShown};

@@ -44,7 +44,6 @@ impl View for AllocatorView {
     }
 }
 
-
 /// Batches per second while the batch animation plays.
 const PLAY_RATE: f32 = 12.0;
 

@@ -7,11 +7,11 @@ use serde::Serialize;
 
 use super::{History, SnapshotOutput, WhatIfParams, analyse_with, open};
 use crate::Error;
+use crate::params::ParamValues;
+use crate::scene::SceneDef;
 use crate::torch::active::{self, Active};
 use crate::torch::frames::FrameTable;
 use crate::torch::timeline::Timeline;
-use crate::params::ParamValues;
-use crate::scene::SceneDef;
 
 /// The scene's typed definition (`memory-snapshot`).
 pub struct SnapshotScene;

@@ -248,24 +248,59 @@ fn encode_frames(
     delay: u16,
     on_frame: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<u8>, ExportError> {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let gif_err = |e: gif::EncodingError| ExportError::Render(e.to_string());
     let total = frames.len();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .clamp(1, total.max(1));
     let opt = raster_options();
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
     let mut enc =
         gif::Encoder::new(Vec::new(), size.0 as u16, size.1 as u16, &[]).map_err(gif_err)?;
     enc.set_repeat(gif::Repeat::Infinite).map_err(gif_err)?;
+    let mut written = 0;
+    in_order(
+        total,
+        |i, pixmap| {
+            let frame = frames
+                .get(i)
+                .ok_or_else(|| ExportError::Render(format!("frame {i} of {total} is missing")))?;
+            encode_frame(frame, size, scale, &opt, pixmap)
+        },
+        |mut f| {
+            f.delay = delay;
+            enc.write_lzw_pre_encoded_frame(&f).map_err(gif_err)?;
+            written += 1;
+            on_frame(written, total);
+            Ok(())
+        },
+    )?;
+    enc.into_inner().map_err(gif_err)
+}
+
+/// Draws frames `0..total` on every core (`draw(i, pixmap)`, each worker reusing its pixmap)
+/// and hands each to `take` in index order as soon as the frames before it are taken, so an
+/// encoder writes while the other frames are still drawn. The first error, of a frame or of
+/// `take`, stops the workers and is returned.
+///
+/// # Errors
+/// The first error of `draw` or `take`; [`ExportError::Render`] when fewer than `total` frames
+/// were taken.
+pub(super) fn in_order<T: Send>(
+    total: usize,
+    draw: impl Fn(usize, &mut Option<resvg::tiny_skia::Pixmap>) -> Result<T, ExportError> + Sync,
+    mut take: impl FnMut(T) -> Result<(), ExportError>,
+) -> Result<(), ExportError> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .clamp(1, total.max(1));
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
     let mut result = Ok(());
+    let mut taken = 0;
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::channel();
+        // Bounded: a worker waits while the frames drawn ahead of `take` fill it.
+        let (tx, rx) = std::sync::mpsc::sync_channel(workers);
         for _ in 0..workers {
             let tx = tx.clone();
-            let (opt, next, failed) = (&opt, &next, &failed);
+            let (draw, next, failed) = (&draw, &next, &failed);
             scope.spawn(move || {
                 let mut pixmap = None;
                 loop {
@@ -273,10 +308,7 @@ fn encode_frames(
                     if i >= total || failed.load(Ordering::Relaxed) {
                         break;
                     }
-                    let Some(frame) = frames.get(i) else {
-                        break;
-                    };
-                    let r = encode_frame(frame, size, scale, opt, &mut pixmap);
+                    let r = draw(i, &mut pixmap);
                     if r.is_err() {
                         failed.store(true, Ordering::Relaxed);
                     }
@@ -288,7 +320,6 @@ fn encode_frames(
         }
         drop(tx);
         let mut waiting = std::collections::BTreeMap::new();
-        let mut written = 0;
         for (i, r) in rx {
             if result.is_err() {
                 continue;
@@ -303,26 +334,24 @@ fn encode_frames(
                     continue;
                 }
             }
-            while let Some(mut f) = waiting.remove(&written) {
-                f.delay = delay;
-                if let Err(e) = enc.write_lzw_pre_encoded_frame(&f) {
+            while let Some(f) = waiting.remove(&taken) {
+                if let Err(e) = take(f) {
                     failed.store(true, Ordering::Relaxed);
-                    result = Err(gif_err(e));
+                    result = Err(e);
                     break;
                 }
-                written += 1;
-                on_frame(written, total);
+                taken += 1;
             }
-        }
-        if result.is_ok() && written != total {
-            result = Err(ExportError::Render(format!(
-                "{} of {total} frames were not drawn",
-                total - written
-            )));
         }
     });
     result?;
-    enc.into_inner().map_err(gif_err)
+    if taken != total {
+        return Err(ExportError::Render(format!(
+            "{} of {total} frames were not drawn",
+            total - taken
+        )));
+    }
+    Ok(())
 }
 
 /// Rasterises `frame` onto a `size` canvas of its background colour at `scale`, placed at its

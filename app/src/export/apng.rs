@@ -5,7 +5,7 @@
 //! so most of a frame is a run of transparent pixels that compresses to almost nothing.
 
 use super::ExportError;
-use super::animation::{Frame, rasterise};
+use super::animation::{Frame, in_order, rasterise};
 use super::svg::raster_options;
 
 /// Encodes `frames` as a looping APNG of `size` pixels at `fps` frames per second: rasterised
@@ -21,7 +21,6 @@ pub(super) fn encode(
     fps: u16,
     on_frame: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<u8>, ExportError> {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let png_err = |e: png::EncodingError| ExportError::Render(e.to_string());
     let total = frames.len();
     let count = u32::try_from(total)
@@ -35,107 +34,47 @@ pub(super) fn encode(
     enc.set_frame_delay(1, fps.max(1)).map_err(png_err)?;
     let mut writer = enc.write_header().map_err(png_err)?;
     writer.set_blend_op(png::BlendOp::Over).map_err(png_err)?;
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .clamp(1, total.max(1));
     let opt = raster_options();
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let mut result = Ok(());
-    std::thread::scope(|scope| {
-        // Bounded: a worker waits while the frames drawn ahead of the writer fill it.
-        let (tx, rx) = std::sync::mpsc::sync_channel(workers);
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (opt, next, failed) = (&opt, &next, &failed);
-            scope.spawn(move || {
-                let mut pixmap = None;
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= total || failed.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let Some(frame) = frames.get(i) else {
-                        break;
-                    };
-                    let r = rasterise(frame, size, scale, opt, &mut pixmap)
-                        .map(|pm| pm.data().to_vec());
-                    if r.is_err() {
-                        failed.store(true, Ordering::Relaxed);
-                    }
-                    if tx.send((i, r)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        let mut waiting = std::collections::BTreeMap::new();
-        // The frame waiting to be written (its dispose operation depends on the next one) and
-        // the canvas it is drawn over.
-        let mut pending: Option<Vec<u8>> = None;
-        let mut base: Option<Vec<u8>> = None;
-        let mut received = 0;
-        let mut written = 0;
-        for (i, r) in rx {
-            if result.is_err() {
-                continue;
-            }
-            match r {
-                Ok(f) => {
-                    waiting.insert(i, f);
-                }
-                Err(e) => {
-                    failed.store(true, Ordering::Relaxed);
-                    result = Err(e);
-                    continue;
-                }
-            }
-            while let Some(f) = waiting.remove(&received) {
-                received += 1;
-                let Some(p) = pending.take() else {
-                    pending = Some(f);
-                    continue;
-                };
-                // Keep the pending frame on the canvas, unless the next frame differs from the
-                // canvas it was drawn over by less than half as much: put that back (a stepper
-                // whose layout alternates then draws each frame over the last one of the same
-                // layout; the newest canvas is preferred, as later frames tend to be like it).
-                let keep = base
-                    .as_deref()
-                    .is_none_or(|b| 2 * difference(&f, b) >= difference(&f, &p));
-                if let Err(e) = write_frame(&mut writer, base.as_deref(), &p, size, keep) {
-                    failed.store(true, Ordering::Relaxed);
-                    result = Err(png_err(e));
-                    break;
-                }
-                if keep {
-                    base = Some(p);
-                }
+    // The frame waiting to be written (its dispose operation depends on the next one) and the
+    // canvas it is drawn over.
+    let mut pending: Option<Vec<u8>> = None;
+    let mut base: Option<Vec<u8>> = None;
+    let mut written = 0;
+    in_order(
+        total,
+        |i, pixmap| {
+            let frame = frames
+                .get(i)
+                .ok_or_else(|| ExportError::Render(format!("frame {i} of {total} is missing")))?;
+            rasterise(frame, size, scale, &opt, pixmap).map(|pm| pm.data().to_vec())
+        },
+        |f| {
+            let Some(p) = pending.take() else {
                 pending = Some(f);
-                written += 1;
-                on_frame(written, total);
+                return Ok(());
+            };
+            // Keep the pending frame on the canvas, unless the next frame differs from the
+            // canvas it was drawn over by less than half as much: put that back (a stepper
+            // whose layout alternates then draws each frame over the last one of the same
+            // layout; the newest canvas is preferred, as later frames tend to be like it).
+            let keep = base
+                .as_deref()
+                .is_none_or(|b| 2 * difference(&f, b) >= difference(&f, &p));
+            write_frame(&mut writer, base.as_deref(), &p, size, keep).map_err(png_err)?;
+            if keep {
+                base = Some(p);
             }
-        }
-        if result.is_ok()
-            && let Some(p) = pending.take()
-        {
-            match write_frame(&mut writer, base.as_deref(), &p, size, true) {
-                Ok(()) => {
-                    written += 1;
-                    on_frame(written, total);
-                }
-                Err(e) => result = Err(png_err(e)),
-            }
-        }
-        if result.is_ok() && written != total {
-            result = Err(ExportError::Render(format!(
-                "{} of {total} frames were not drawn",
-                total - written
-            )));
-        }
-    });
-    result?;
+            pending = Some(f);
+            written += 1;
+            on_frame(written, total);
+            Ok(())
+        },
+    )?;
+    if let Some(p) = pending.take() {
+        write_frame(&mut writer, base.as_deref(), &p, size, true).map_err(png_err)?;
+        written += 1;
+        on_frame(written, total);
+    }
     writer.finish().map_err(png_err)?;
     Ok(out)
 }

@@ -583,24 +583,7 @@ impl<'a> Runner<'a> {
     /// # Errors
     /// [`KernelError::Readback`] / [`KernelError::Device`].
     pub fn read_f32(&self, buf: &wgpu::Buffer, n: usize) -> Result<Vec<f32>, KernelError> {
-        let size = (n as u64 * 4).max(4);
-        let bytes = self.scoped(|| {
-            let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("readback"),
-                size,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let mut encoder =
-                self.ctx
-                    .device
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                        label: Some("readback"),
-                    });
-            encoder.copy_buffer_to_buffer(buf, 0, &staging, 0, size);
-            self.ctx.queue.submit([encoder.finish()]);
-            self.map_read(&staging)
-        })?;
+        let bytes = self.read_bytes(buf, n as u64 * 4)?;
         Ok(bytes
             .chunks_exact(4)
             .take(n)

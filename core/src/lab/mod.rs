@@ -769,6 +769,7 @@ impl<'m> Machine<'m> {
             entry: entry.clone(),
             workgroup_size: self.wg_size,
             subgroup_size,
+            warps_per_workgroup: u32::try_from(self.nw).unwrap_or(u32::MAX),
             buffers,
             lines,
             totals: Totals {

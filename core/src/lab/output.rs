@@ -130,6 +130,9 @@ pub struct LabOutput {
     pub workgroup_size: [u32; 3],
     /// Lanes per warp (subgroup).
     pub subgroup_size: u32,
+    /// Warps one workgroup is split into: its invocations ÷ `subgroup_size`, rounded up (the
+    /// last warp partly masked).
+    pub warps_per_workgroup: u32,
     /// Every writable storage binding after the run.
     pub buffers: BTreeMap<Binding, BufferOut>,
     /// One entry per source line that executed anything, in line order.

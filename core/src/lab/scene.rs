@@ -253,6 +253,9 @@ mod tests {
         let r = s.report(s.defaults()).unwrap();
         // reduce-shared: 4 workgroups of 256 over iota(1024); sum of group 0 = 0 + … + 255.
         assert_eq!(r.result["buffers"]["0:1"][0], 32640.0);
+        // 256 invocations in warps of 32 lanes: 8 warps a workgroup, 4 workgroups.
+        assert_eq!(r.result["warps_per_workgroup"], 8);
+        assert_eq!(r.result["totals"]["warps"], 32);
         assert!(r.result["lines"].as_array().is_some_and(|l| !l.is_empty()));
         let dir = std::env::temp_dir().join(format!("wslab-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

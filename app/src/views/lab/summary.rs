@@ -16,7 +16,7 @@ pub fn header(ui: &mut egui::Ui, shown: &LabShown, cx: &mut ViewContext<'_>) {
     let o = &shown.out;
     let [x, y, z] = o.workgroup_size;
     let threads = u64::from(x) * u64::from(y) * u64::from(z);
-    let per_group = threads.div_ceil(u64::from(o.subgroup_size.max(1)));
+    let per_group = o.warps_per_workgroup;
     ui.label(
         egui::RichText::new(trf!(
             ui,

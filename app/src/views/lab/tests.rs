@@ -157,6 +157,7 @@ pub(super) fn fixture() -> LabShown {
             entry: "main".into(),
             workgroup_size: [128, 1, 1],
             subgroup_size: LANES,
+            warps_per_workgroup: 128 / LANES,
             buffers: BTreeMap::new(),
             lines,
             totals: Totals {

@@ -264,6 +264,15 @@ fn check_scene(s: &Scene) {
                         s.id
                     );
                     prop_assert!(!expected.to_string().is_empty());
+                    // A scene's own rule (a budget, a cross-parameter rule) reads in Chinese too.
+                    let english = english_words(&expected.zh());
+                    prop_assert!(
+                        english.is_empty(),
+                        "{}: English {:?} in the Chinese rule {}",
+                        s.id,
+                        english,
+                        expected.zh()
+                    );
                 }
                 Err(Error::BadInput(m)) => prop_assert!(!m.is_empty()),
                 Err(e) => prop_assert!(false, "{}: unexpected error {e}", s.id),
@@ -321,8 +330,144 @@ fn every_scene_refuses_out_of_range_values_with_the_parameter_named() {
                 let mut v = s.defaults();
                 v.0.insert(spec.name.to_owned(), b.clone());
                 match s.report(v) {
-                    Err(Error::InvalidParam { name, .. }) => assert_eq!(name, spec.name),
+                    Err(Error::InvalidParam { name, expected, .. }) => {
+                        assert_eq!(name, spec.name);
+                        let english = english_words(&expected.zh());
+                        assert!(english.is_empty(), "{}.{}: {english:?}", s.id, spec.name);
+                    }
                     other => panic!("{}.{} = {b:?}: {:?}", s.id, spec.name, other.map(|_| ())),
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every refusal reads in Chinese: no English left for the window to show on a Chinese screen.
+
+/// The English words of `zh` (a refusal's rule in Chinese): runs of 3 or more ASCII letters
+/// that are not names the Chinese text keeps as they are — a parameter or option name of any
+/// scene, a bundled kernel's name, a name with a digit or `_ - . @ =` in it (`f16`, `gpt2-xl`,
+/// `ker_attn_softmax_bw`, `@compute`), one in capitals or camel case (`ITERATIONS`, `CUDA`,
+/// `MiB`, `PyTorch`), or one of the few literal values a rule names (`true`, `null`, `oom`).
+fn english_words(zh: &str) -> Vec<String> {
+    const KEPT: &[&str] = &["true", "false", "null", "oom", "backend", "native"];
+    let names: Vec<&str> = scene::scenes()
+        .flat_map(|s| s.params.iter())
+        .flat_map(|p| {
+            let options = match &p.kind {
+                ParamKind::Choice { options, .. } => options.to_vec(),
+                _ => Vec::new(),
+            };
+            std::iter::once(p.name).chain(options)
+        })
+        .chain(
+            warpscope_core::lab::examples::EXAMPLES
+                .iter()
+                .map(|e| e.name),
+        )
+        .chain(KEPT.iter().copied())
+        .collect();
+    let is_name_char = |c: char| c.is_ascii_alphanumeric() || "_-.@=".contains(c);
+    zh.split(|c: char| !is_name_char(c))
+        .map(|w| w.trim_matches(|c: char| ".-".contains(c)))
+        .filter(|w| w.chars().filter(char::is_ascii_alphabetic).count() >= 3)
+        .filter(|w| w.chars().all(|c| c.is_ascii_alphabetic()))
+        .filter(|w| !w.chars().skip(1).any(|c| c.is_ascii_uppercase()))
+        .filter(|w| !names.contains(w))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn english_words_finds_english_and_keeps_names() {
+    // Worded by hand: what the window showed before rules were typed, and what it shows now.
+    assert_eq!(
+        english_words("expected one of gpt2-small (GPT-2 family)"),
+        ["expected", "one", "family"]
+    );
+    assert!(english_words("应为以下之一：gpt2-small, gpt2-xl（GPT-2 系列）").is_empty());
+    assert!(
+        english_words("应为 threads = 12 的倍数；ker_attn_softmax_bw 的 ITERATIONS").is_empty()
+    );
+    assert!(english_words("应为 -1（沿用文件的值）、0（不限）或大于 20 的数（MiB）").is_empty());
+}
+
+/// A value `spec` refuses, from raw randomness `r`: past either end of a range by a random
+/// amount, of the wrong type, not a number, or a name outside the choices.
+fn value_outside(spec: &ParamSpec, r: u64) -> ParamValue {
+    let k = (r >> 8) as i64 % 1_000_000;
+    let word: String = (0..1 + (r >> 40) % 8)
+        .map(|i| char::from(b'a' + ((r >> (i * 5)) % 26) as u8))
+        .collect();
+    match (&spec.kind, r % 4) {
+        (ParamKind::Int { min, .. }, 0) => ParamValue::Int(min.saturating_sub(1 + k)),
+        (ParamKind::Int { max, .. }, 1) => ParamValue::Int(max.saturating_add(1 + k)),
+        (ParamKind::Int { .. }, 2) => ParamValue::Float(k as f64 + 0.5),
+        (ParamKind::Float { min, max, .. }, 0) => {
+            ParamValue::Float(min - (max - min).abs().max(1.0) * (1 + k) as f64)
+        }
+        (ParamKind::Float { min, max, .. }, 1) => {
+            ParamValue::Float(max + (max - min).abs().max(1.0) * (1 + k) as f64)
+        }
+        (ParamKind::Float { .. }, 2) => ParamValue::Float(f64::NAN),
+        (ParamKind::Int { .. } | ParamKind::Float { .. }, _) => ParamValue::Text(word),
+        (ParamKind::Choice { options, .. }, 0 | 1) if !options.contains(&word.as_str()) => {
+            ParamValue::Text(word)
+        }
+        (ParamKind::Choice { .. }, _) => ParamValue::Int(k),
+        (ParamKind::Text { .. }, 0 | 1) => ParamValue::Text(word.repeat(5000)),
+        (ParamKind::Text { .. }, _) => ParamValue::Float(k as f64),
+    }
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 64, failure_persistence: None, ..Config::default() })]
+
+    /// For every scene and parameter, a value out of range or of the wrong type — set as
+    /// `--set` does or read from a preset's JSON — is refused naming the parameter, with a
+    /// Chinese rule that holds no English word.
+    #[test]
+    fn every_refusal_of_a_parameter_reads_in_chinese(r in any::<u64>(), json in 0usize..5) {
+        for s in scene::scenes() {
+            for spec in s.params {
+                let mut v = s.defaults();
+                v.0.insert(spec.name.to_owned(), value_outside(spec, r));
+                let refusal = s.report(v).map(|_| ());
+                let wrong_type = [
+                    serde_json::json!(true),
+                    serde_json::json!(null),
+                    serde_json::json!([1, 2]),
+                    serde_json::json!({"a": 1}),
+                    serde_json::json!(if matches!(spec.kind, ParamKind::Int { .. }) { "3" } else { "" }),
+                ];
+                let from_json = match &spec.kind {
+                    // Free text takes any string; a number is the wrong type for it.
+                    ParamKind::Text { .. } => spec.from_json(&serde_json::json!(1)).map(|_| ()),
+                    _ => spec.from_json(&wrong_type[json]).map(|_| ()),
+                };
+                for result in [refusal, from_json] {
+                    match result {
+                        Err(Error::InvalidParam { name, expected, .. }) => {
+                            prop_assert_eq!(&name, spec.name);
+                            let english = english_words(&expected.zh());
+                            prop_assert!(
+                                english.is_empty(),
+                                "{}.{}: English {:?} in {}",
+                                s.id,
+                                spec.name,
+                                english,
+                                expected.zh()
+                            );
+                        }
+                        other => prop_assert!(
+                            false,
+                            "{}.{}: {:?}",
+                            s.id,
+                            spec.name,
+                            other.map_err(|e| e.to_string())
+                        ),
+                    }
                 }
             }
         }

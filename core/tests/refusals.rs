@@ -153,3 +153,43 @@ proptest! {
         }
     }
 }
+
+/// The refusal of `scene` with `sets` (`--set` assignments) over its defaults.
+fn refusal(scene: &str, sets: &[&str]) -> (String, String) {
+    let s = scene::find(scene).unwrap();
+    let mut v = s.defaults();
+    for a in sets {
+        v.set_assignment(s.params, a).unwrap();
+    }
+    match s.report(v) {
+        Err(Error::InvalidParam { expected, .. }) => (expected.to_string(), expected.zh()),
+        other => panic!("{scene} {sets:?}: {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn a_scenes_own_rules_read_in_both_languages() {
+    // Worded by hand from the rules: warp 0 reduces one partial per warp, so a block of 8-lane
+    // warps holds at most 8 × 8 = 64 threads.
+    let (en, zh) = refusal("reduction", &["warp=8", "threads=128"]);
+    assert!(
+        en.starts_with("expected at most 64: warp 0 reduces"),
+        "{en}"
+    );
+    assert!(zh.starts_with("应不大于 64：0 号线程束"), "{zh}");
+    assert!(zh.ends_with("线程束数 ≤ 8"), "{zh}");
+    // Attention heads split the hidden size: 100 is not a multiple of 12 heads.
+    let (en, zh) = refusal("memory-lifetimes", &["hidden=100", "heads=12"]);
+    assert_eq!(
+        en,
+        "expected a multiple of heads = 12 (each head gets H/N dimensions)"
+    );
+    assert_eq!(zh, "应为 heads = 12 的倍数（每个头分到 H/N 维）");
+    let (en, zh) = refusal("memory-allocator", &["hidden=100", "heads=12"]);
+    assert_eq!(en, "expected a multiple of heads = 12");
+    assert_eq!(zh, "应为 heads = 12 的倍数");
+    // A mean of 0 has no place on the error plot's logarithmic axis.
+    let (en, zh) = refusal("layernorm-error", &["means=1,0"]);
+    assert!(en.starts_with("expected a mean above 0"), "{en}");
+    assert!(zh.starts_with("均值应大于 0"), "{zh}");
+}

@@ -74,12 +74,12 @@ fn invalid_parameter_shows_the_message_and_keeps_the_result() {
     // The last good result (warp 32) is still drawn.
     h.get_by_label_contains("K values together (2 barriers)");
     // The same error reads in Chinese once the window switches language (picked when drawn,
-    // not when the error arrived); this `expected` is one the app leaves in English.
+    // not when the error arrived), with the scene's own rule in core's Chinese wording.
     h.get_by_role_and_label(Role::ComboBox, "Language").click();
     h.run();
     h.get_by_label("中文").click();
     h.run();
-    h.get_by_label_contains("无效：expected at most 64");
+    h.get_by_label_contains("无效：应不大于 64：");
     h.get_by_label_contains("参数 `");
 }
 

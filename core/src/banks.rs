@@ -274,7 +274,7 @@ impl BanksParams {
                 Error::invalid(
                     "elem_bytes",
                     v.text("elem_bytes").unwrap_or(""),
-                    "expected 1, 2, 4, 8 or 16",
+                    crate::error::Expected::either(&["1", "2", "4", "8", "16"]),
                 )
             })?,
             pattern: v.text("pattern")?.to_owned(),
@@ -285,8 +285,14 @@ impl BanksParams {
             return Err(Error::invalid(
                 "rows",
                 p.rows,
-                format!(
-                    "the array needs {bytes} bytes; shared memory holds 49152 per block — fewer rows or columns"
+                crate::error::Expected::custom(
+                    format!(
+                        "the array needs {bytes} bytes; shared memory holds 49152 per block — \
+                         fewer rows or columns"
+                    ),
+                    format!(
+                        "数组需要 {bytes} 字节；每个线程块的共享内存只有 49152 字节——请减少行数或列数"
+                    ),
                 ),
             ));
         }
@@ -294,7 +300,7 @@ impl BanksParams {
             return Err(Error::invalid(
                 "pattern",
                 &p.pattern,
-                format!("expected one of {}", PATTERNS.join(", ")),
+                crate::error::Expected::one_of(PATTERNS),
             ));
         }
         Ok(p)
@@ -393,7 +399,13 @@ pub fn run(p: &BanksParams) -> Result<BanksOutput, Error> {
             });
         }
     }
-    let worst = worst.ok_or_else(|| Error::invalid("rows", p.rows, "the array is empty"))?;
+    let worst = worst.ok_or_else(|| {
+        Error::invalid(
+            "rows",
+            p.rows,
+            crate::error::Expected::custom("the array is empty", "数组为空"),
+        )
+    })?;
     let requests = p.requests();
     Ok(BanksOutput {
         conflict_degree: worst.conflict_degree,

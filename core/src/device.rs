@@ -98,13 +98,10 @@ pub const DEVICE_IDS: &[&str] = &["v100", "a100", "h100", "h200"];
 /// # Errors
 /// [`Error::InvalidParam`] (`device`) listing the known ids.
 pub fn device(id: &str) -> Result<&'static Device, Error> {
-    devices().iter().find(|d| d.id == id).ok_or_else(|| {
-        Error::invalid(
-            "device",
-            id,
-            format!("expected one of {}", DEVICE_IDS.join(", ")),
-        )
-    })
+    devices()
+        .iter()
+        .find(|d| d.id == id)
+        .ok_or_else(|| Error::invalid("device", id, crate::error::Expected::one_of(DEVICE_IDS)))
 }
 
 #[cfg(test)]

@@ -435,9 +435,9 @@ impl ParamValues {
     /// [`Error::InvalidParam`] for an unknown key (listing the known ones), a missing `=`, or a
     /// value out of range.
     pub fn set_assignment(&mut self, specs: &[ParamSpec], assignment: &str) -> Result<(), Error> {
-        let (key, value) = assignment.split_once('=').ok_or_else(|| {
-            Error::invalid(assignment, "", "expected key=value, e.g. --set threads=256")
-        })?;
+        let (key, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| Error::invalid(assignment, "", Expected::Assignment))?;
         self.set(specs, key.trim(), value)
     }
 
@@ -509,7 +509,7 @@ impl ParamValues {
         match self.0.get(name) {
             Some(ParamValue::Int(v)) => Ok(*v),
             Some(ParamValue::Float(f)) if exact_integer(*f).is_some() => Ok(*f as i64),
-            Some(v) => Err(Error::invalid(name, v, "expected an integer")),
+            Some(v) => Err(Error::invalid(name, v, Expected::Integer)),
             None => Err(Error::invalid(name, "", Expected::Missing)),
         }
     }
@@ -520,7 +520,7 @@ impl ParamValues {
     /// [`Error::InvalidParam`] when it is missing, not an integer, or negative.
     pub fn usize(&self, name: &str) -> Result<usize, Error> {
         let v = self.int(name)?;
-        usize::try_from(v).map_err(|_| Error::invalid(name, v, "expected a non-negative integer"))
+        usize::try_from(v).map_err(|_| Error::invalid(name, v, Expected::NonNegativeInteger))
     }
 
     /// The real value of `name` (integers are accepted).
@@ -531,7 +531,7 @@ impl ParamValues {
         match self.0.get(name) {
             Some(ParamValue::Float(v)) => Ok(*v),
             Some(ParamValue::Int(v)) => Ok(*v as f64),
-            Some(v) => Err(Error::invalid(name, v, "expected a number")),
+            Some(v) => Err(Error::invalid(name, v, Expected::Number)),
             None => Err(Error::invalid(name, "", Expected::Missing)),
         }
     }
@@ -543,7 +543,7 @@ impl ParamValues {
     pub fn text(&self, name: &str) -> Result<&str, Error> {
         match self.0.get(name) {
             Some(ParamValue::Text(v)) => Ok(v),
-            Some(v) => Err(Error::invalid(name, v, "expected text")),
+            Some(v) => Err(Error::invalid(name, v, Expected::Text)),
             None => Err(Error::invalid(name, "", Expected::Missing)),
         }
     }

@@ -247,7 +247,7 @@ impl ReductionParams {
             Error::invalid(
                 "warp",
                 v.text("warp").unwrap_or(""),
-                "expected 4, 8, 16, 32 or 64",
+                crate::error::Expected::either(&["4", "8", "16", "32", "64"]),
             )
         })?;
         let p = ReductionParams {
@@ -258,7 +258,13 @@ impl ReductionParams {
             op: match v.text("op")? {
                 "max" => ReduceOp::Max,
                 "sum" => ReduceOp::Sum,
-                other => return Err(Error::invalid("op", other, "expected sum or max")),
+                other => {
+                    return Err(Error::invalid(
+                        "op",
+                        other,
+                        crate::error::Expected::either(&["sum", "max"]),
+                    ));
+                }
             },
         };
         p.validate()?;
@@ -275,7 +281,7 @@ impl ReductionParams {
             return Err(Error::invalid(
                 "warp",
                 self.warp,
-                "expected 4, 8, 16, 32 or 64",
+                crate::error::Expected::either(&["4", "8", "16", "32", "64"]),
             ));
         }
         let max = (self.warp * self.warp).min(1024);
@@ -283,9 +289,16 @@ impl ReductionParams {
             return Err(Error::invalid(
                 "threads",
                 self.threads,
-                format!(
-                    "expected at most {max}: warp 0 reduces one partial sum per warp, so warps ≤ {}",
-                    self.warp
+                crate::error::Expected::custom(
+                    format!(
+                        "expected at most {max}: warp 0 reduces one partial sum per warp, so \
+                         warps ≤ {}",
+                        self.warp
+                    ),
+                    format!(
+                        "应不大于 {max}：0 号线程束为每个线程束归约一个部分和，所以线程束数 ≤ {}",
+                        self.warp
+                    ),
                 ),
             ));
         }
@@ -428,9 +441,17 @@ pub fn block_reduce_with(
         return Err(Error::invalid(
             "threads",
             shape.threads,
-            format!(
-                "expected at most {} threads: warp 0 reduces one partial per warp, so at most {n} warps of {n} lanes",
-                n * n
+            crate::error::Expected::custom(
+                format!(
+                    "expected at most {} threads: warp 0 reduces one partial per warp, so at \
+                     most {n} warps of {n} lanes",
+                    n * n
+                ),
+                format!(
+                    "线程数应不大于 {}：0 号线程束为每个线程束归约一个部分和，所以至多 {n} 个\
+                     {n} 条通道的线程束",
+                    n * n
+                ),
             ),
         ));
     }

@@ -3,6 +3,7 @@
 //! way for `report`, `export` and `gui`.
 
 use warpscope_core::Error;
+use warpscope_core::error::Expected;
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene;
 
@@ -121,10 +122,13 @@ pub fn resolve(src: Source<'_>) -> Result<Resolved, Error> {
                 return Err(Error::invalid(
                     "scene",
                     id,
-                    format!(
-                        "the preset {} is for scene `{}`",
-                        path.display(),
-                        session.scene
+                    Expected::custom(
+                        format!(
+                            "the preset {} is for scene `{}`",
+                            path.display(),
+                            session.scene
+                        ),
+                        format!("预设 {} 是场景 `{}` 的", path.display(), session.scene),
                     ),
                 ));
             }
@@ -146,7 +150,10 @@ pub fn resolve(src: Source<'_>) -> Result<Resolved, Error> {
                 Error::invalid(
                     "scene",
                     "",
-                    "name a scene (see `warpscope list`) or pass --preset FILE",
+                    Expected::custom(
+                        "name a scene (see `warpscope list`) or pass --preset FILE",
+                        "请指明一个场景（见 `warpscope list`）或给出 --preset FILE",
+                    ),
                 )
             })?;
             let s = scene::find(id)?;

@@ -9,6 +9,7 @@ use super::{
 use egui::epaint::{self, ClippedShape, Shape};
 use egui::{Color32, Rect};
 use std::fmt::Write as _;
+use warpscope_core::error::Expected;
 use warpscope_core::params::ParamValues;
 use warpscope_core::scene::{Input, Scene};
 
@@ -120,7 +121,7 @@ fn frame_range(
     to: Option<usize>,
 ) -> Result<(usize, usize), ExportError> {
     let shown = format!("{from}..{}", to.map_or(String::new(), |t| t.to_string()));
-    let refuse = |expected: String| {
+    let refuse = |expected: Expected| {
         Err(ExportError::Scene(warpscope_core::Error::invalid(
             "frames", &shown, expected,
         )))
@@ -129,9 +130,15 @@ fn frame_range(
         return Err(ExportError::Scene(warpscope_core::Error::invalid(
             "out",
             "gif",
-            format!(
-                "scene `{}` has no trace to step through; export a PNG or SVG instead",
-                scene.id
+            Expected::custom(
+                format!(
+                    "scene `{}` has no trace to step through; export a PNG or SVG instead",
+                    scene.id
+                ),
+                format!(
+                    "场景 `{}` 没有可逐步播放的轨迹；请改为导出 PNG 或 SVG",
+                    scene.id
+                ),
             ),
         )));
     }
@@ -139,27 +146,49 @@ fn frame_range(
     let to_given = to.is_some();
     let to = to.unwrap_or(last);
     if from > last || to > last {
-        return refuse(format!(
-            "expected events in 0..={last}: scene `{}` has {n} trace events, the last is {last}",
-            scene.id
+        return refuse(Expected::custom(
+            format!(
+                "expected events in 0..={last}: scene `{}` has {n} trace events, the last is \
+                 {last}",
+                scene.id
+            ),
+            format!(
+                "事件应在 0..={last} 之间：场景 `{}` 有 {n} 个轨迹事件，最后一个是 {last}",
+                scene.id
+            ),
         ));
     }
     if from > to {
-        return refuse(format!("expected FROM ≤ TO, e.g. {to}..{from}"));
+        return refuse(Expected::custom(
+            format!("expected FROM ≤ TO, e.g. {to}..{from}"),
+            format!("应为 FROM ≤ TO，例如 {to}..{from}"),
+        ));
     }
     let count = to - from + 1;
     if count > MAX_FRAMES {
         let end = from + MAX_FRAMES - 1;
         return refuse(if to_given {
-            format!(
-                "{count} events are more frames than an animation may have; expected at most \
-                 {MAX_FRAMES}, e.g. --frames {from}..{end}"
+            Expected::custom(
+                format!(
+                    "{count} events are more frames than an animation may have; expected at \
+                     most {MAX_FRAMES}, e.g. --frames {from}..{end}"
+                ),
+                format!(
+                    "{count} 个事件超出了一段动画可有的帧数；应不多于 {MAX_FRAMES}，\
+                     例如 --frames {from}..{end}"
+                ),
             )
         } else {
-            format!(
-                "the trace from event {from} to its end has {count} events, more frames than \
-                 an animation may have; expected at most {MAX_FRAMES}: give --frames \
-                 {from}..{end}"
+            Expected::custom(
+                format!(
+                    "the trace from event {from} to its end has {count} events, more frames \
+                     than an animation may have; expected at most {MAX_FRAMES}: give --frames \
+                     {from}..{end}"
+                ),
+                format!(
+                    "从事件 {from} 到末尾的轨迹有 {count} 个事件，超出了一段动画可有的帧数；\
+                     应不多于 {MAX_FRAMES}：请给出 --frames {from}..{end}"
+                ),
             )
         });
     }

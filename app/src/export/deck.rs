@@ -58,9 +58,15 @@ fn figures(
             Some((from, to)) => {
                 if n == 0 || to >= n {
                     let expected = if n == 0 {
-                        format!("scene `{}` has no trace to step through", scene.id)
+                        warpscope_core::error::Expected::custom(
+                            format!("scene `{}` has no trace to step through", scene.id),
+                            format!("场景 `{}` 没有可逐步播放的轨迹", scene.id),
+                        )
                     } else {
-                        format!("scene `{}` has {n} trace events, 0..={}", scene.id, n - 1)
+                        warpscope_core::error::Expected::custom(
+                            format!("scene `{}` has {n} trace events, 0..={}", scene.id, n - 1),
+                            format!("场景 `{}` 有 {n} 个轨迹事件，0..={}", scene.id, n - 1),
+                        )
                     };
                     return Err(at(
                         "events",

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use warpscope_core::scene as registry;
 
-pub use self::errors::{ErrorEntry, error_zh, expected_zh};
+pub use self::errors::{ErrorEntry, error_zh};
 use crate::i18n::tr;
 use crate::trf;
 

@@ -16,6 +16,7 @@
 //! [`AllocConf::not_simulated`].
 
 use super::config::ROUNDUP_INTERVALS;
+use crate::text::Text;
 
 /// Keys that change nothing the simulator models (host/pinned memory, locking, the allocator
 /// backend, the large segment size).
@@ -65,11 +66,17 @@ pub struct ConfError {
     pub key: String,
     /// The value as written.
     pub value: String,
-    /// What is accepted.
-    pub expected: String,
+    /// What is accepted, in both languages (a noun phrase: `a power of two`).
+    pub expected: Text,
 }
 
-type Rule<T> = Result<T, String>;
+/// A setting's value, or what the setting accepts (in both languages) when it refuses it.
+pub type Rule<T> = Result<T, Text>;
+
+/// A fixed wording of what a setting accepts.
+fn words(en: &str, zh: &str) -> Text {
+    Text::new(en.to_owned(), zh.to_owned())
+}
 
 /// `max_split_size_mb` and `max_non_split_rounding_mb` (`parseMaxSplitSize`,
 /// `parseMaxNonSplitRoundingSize`): MiB above `kLargeBuffer` (20 MiB).
@@ -77,7 +84,10 @@ pub fn max_split_size_mb(v: u64) -> Rule<u64> {
     if v > super::LARGE_BUFFER >> 20 {
         Ok(v)
     } else {
-        Err("more than 20 (MiB; PyTorch refuses 20 MiB or less)".into())
+        Err(words(
+            "more than 20 (MiB; PyTorch refuses 20 MiB or less)",
+            "大于 20 的数（MiB；PyTorch 拒绝 20 MiB 及以下）",
+        ))
     }
 }
 
@@ -86,7 +96,7 @@ pub fn large_segment_size_mb(v: u64) -> Rule<u64> {
     if v > super::MIN_LARGE_ALLOC >> 20 {
         Ok(v)
     } else {
-        Err("more than 10 (MiB)".into())
+        Err(words("more than 10 (MiB)", "大于 10 的数（MiB）"))
     }
 }
 
@@ -95,7 +105,10 @@ pub fn garbage_collection_threshold(v: f64) -> Rule<f64> {
     if v > 0.0 && v < 1.0 {
         Ok(v)
     } else {
-        Err("a fraction above 0 and below 1".into())
+        Err(words(
+            "a fraction above 0 and below 1",
+            "大于 0 且小于 1 的比例",
+        ))
     }
 }
 
@@ -105,9 +118,9 @@ pub fn roundup_division(v: u64, single: bool) -> Rule<u64> {
     if v.is_power_of_two() || (v == 0 && !single) {
         Ok(v)
     } else if single {
-        Err("a power of two".into())
+        Err(words("a power of two", "2 的幂"))
     } else {
-        Err("0 (off) or a power of two".into())
+        Err(words("0 (off) or a power of two", "0（关闭）或 2 的幂"))
     }
 }
 
@@ -117,7 +130,7 @@ pub fn roundup_interval(v: u64) -> Rule<usize> {
     if v.is_power_of_two() {
         Ok((v.trailing_zeros() as usize).min(ROUNDUP_INTERVALS - 1))
     } else {
-        Err("a power of two (MiB) or >".into())
+        Err(words("a power of two (MiB) or >", "2 的幂（MiB）或 >"))
     }
 }
 
@@ -127,7 +140,7 @@ pub fn pinned_num_register_threads(v: u64) -> Rule<u64> {
     if v.is_power_of_two() && v <= 128 {
         Ok(v)
     } else {
-        Err("a power of two, at most 128".into())
+        Err(words("a power of two, at most 128", "不大于 128 的 2 的幂"))
     }
 }
 
@@ -136,7 +149,7 @@ pub fn pinned_reserve_segment_size_mb(v: u64) -> Rule<u64> {
     if v > 0 {
         Ok(v)
     } else {
-        Err("more than 0".into())
+        Err(words("more than 0", "大于 0 的数"))
     }
 }
 
@@ -145,7 +158,7 @@ pub fn flag(v: &str) -> Rule<bool> {
     match v {
         "True" => Ok(true),
         "False" => Ok(false),
-        _ => Err("True or False".into()),
+        _ => Err(words("True or False", "True 或 False")),
     }
 }
 
@@ -153,7 +166,10 @@ pub fn flag(v: &str) -> Rule<bool> {
 pub fn backend(v: &str) -> Rule<()> {
     match v {
         "native" | "cudaMallocAsync" => Ok(()),
-        _ => Err("native or cudaMallocAsync".into()),
+        _ => Err(words(
+            "native or cudaMallocAsync",
+            "native 或 cudaMallocAsync",
+        )),
     }
 }
 
@@ -192,29 +208,33 @@ impl Cursor<'_> {
     fn expect(&mut self, key: &str, token: &str) -> Result<(), ConfError> {
         match self.next() {
             Some(t) if t == token => Ok(()),
-            other => Err(err(key, other.unwrap_or(""), format!("'{token}'"))),
+            other => Err(err(
+                key,
+                other.unwrap_or(""),
+                words(&format!("'{token}'"), &format!("'{token}'")),
+            )),
         }
     }
 
     fn value(&mut self, key: &str) -> Result<String, ConfError> {
         match self.next() {
             Some(v) if !matches!(v, "," | ":" | "[" | "]") => Ok(v.to_owned()),
-            other => Err(err(key, other.unwrap_or(""), "a value")),
+            other => Err(err(key, other.unwrap_or(""), words("a value", "一个值"))),
         }
     }
 }
 
-fn err(key: &str, value: &str, expected: impl Into<String>) -> ConfError {
+fn err(key: &str, value: &str, expected: Text) -> ConfError {
     ConfError {
         key: key.to_owned(),
         value: value.to_owned(),
-        expected: expected.into(),
+        expected,
     }
 }
 
 fn number(key: &str, v: &str) -> Result<u64, ConfError> {
     v.parse::<u64>()
-        .map_err(|_| err(key, v, "a non-negative integer"))
+        .map_err(|_| err(key, v, words("a non-negative integer", "非负整数")))
 }
 
 fn check<T>(key: &str, v: &str, rule: Rule<T>) -> Result<T, ConfError> {
@@ -238,7 +258,10 @@ pub fn parse(text: &str) -> Result<AllocConf, ConfError> {
             return Err(err(
                 "alloc_conf",
                 k,
-                format!("a key PyTorch accepts: {}", known.join(", ")),
+                Text::new(
+                    format!("a key PyTorch accepts: {}", known.join(", ")),
+                    format!("PyTorch 接受的键：{}", known.join(", ")),
+                ),
             ));
         }
         c.expect(k, ":")?;
@@ -258,9 +281,13 @@ pub fn parse(text: &str) -> Result<AllocConf, ConfError> {
                     }
                 }
                 "garbage_collection_threshold" => {
-                    let g = v
-                        .parse::<f64>()
-                        .map_err(|_| err(k, v, "a fraction above 0 and below 1"))?;
+                    let g = v.parse::<f64>().map_err(|_| {
+                        err(
+                            k,
+                            v,
+                            words("a fraction above 0 and below 1", "大于 0 且小于 1 的比例"),
+                        )
+                    })?;
                     out.garbage_collection_threshold =
                         Some(check(k, v, garbage_collection_threshold(g))?);
                 }
@@ -285,7 +312,13 @@ pub fn parse(text: &str) -> Result<AllocConf, ConfError> {
         match c.next() {
             None => break,
             Some(",") => {}
-            Some(other) => return Err(err(k, other, "',' before the next key")),
+            Some(other) => {
+                return Err(err(
+                    k,
+                    other,
+                    words("',' before the next key", "下一个键之前的 ','"),
+                ));
+            }
         }
     }
     Ok(out)
@@ -329,7 +362,13 @@ fn divisions(c: &mut Cursor<'_>) -> Result<[u64; ROUNDUP_INTERVALS], ConfError> 
         match c.next() {
             Some("]") => return Ok(d),
             Some(",") => {}
-            other => return Err(err(K, other.unwrap_or(""), "',' or ']'")),
+            other => {
+                return Err(err(
+                    K,
+                    other.unwrap_or(""),
+                    words("',' or ']'", "',' 或 ']'"),
+                ));
+            }
         }
     }
 }
@@ -456,6 +495,7 @@ mod tests {
             parse("foo:1")
                 .unwrap_err()
                 .expected
+                .en
                 .contains("max_split_size_mb")
         );
         assert!(max_split_size_mb(21).is_ok());

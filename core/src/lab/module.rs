@@ -5,6 +5,7 @@ use naga::valid::{Capabilities, ModuleInfo, ShaderStages, SubgroupOperationSet, 
 use naga::{Module, ShaderStage, Span};
 
 use crate::Error;
+use crate::error::Expected;
 use crate::text::Text;
 
 /// A parse or validation error at a place in the source.
@@ -179,9 +180,15 @@ pub fn load(source: &str, entry: Option<&str>) -> Result<Program, Error> {
     };
     let Some(entry_index) = chosen else {
         let expected = if names.is_empty() {
-            "the source has no @compute entry point".to_owned()
+            Expected::custom(
+                "the source has no @compute entry point",
+                "源代码里没有 @compute 入口点",
+            )
         } else {
-            format!("one of the compute entry points: {}", names.join(", "))
+            Expected::custom(
+                format!("one of the compute entry points: {}", names.join(", ")),
+                format!("计算入口点之一：{}", names.join(", ")),
+            )
         };
         return Err(Error::invalid("entry", entry.unwrap_or(""), expected));
     };

@@ -182,9 +182,15 @@ pub fn load_source(source: &str) -> Result<(String, Option<&'static str>), Error
         return Err(Error::invalid(
             "source",
             source,
-            format!(
-                "expected a bundled example ({}) or a path ending in .wgsl",
-                names.join(", ")
+            crate::error::Expected::custom(
+                format!(
+                    "expected a bundled example ({}) or a path ending in .wgsl",
+                    names.join(", ")
+                ),
+                format!(
+                    "应为自带的示例（{}）或以 .wgsl 结尾的路径",
+                    names.join(", ")
+                ),
             ),
         ));
     }

@@ -169,7 +169,7 @@ impl BytesParams {
             _ => Err(Error::invalid(
                 "dtype",
                 &self.dtype,
-                format!("expected one of {}", DTYPES.join(", ")),
+                crate::error::Expected::one_of(DTYPES),
             )),
         }
     }

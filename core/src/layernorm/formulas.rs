@@ -338,8 +338,13 @@ pub fn run(p: &FormulasParams) -> Result<FormulasOutput, Error> {
         }
     }
     crate::progress::report(all.len() as u64, all.len() as u64)?;
-    let c = chosen
-        .ok_or_else(|| Error::invalid("dtype", p.dtype.name(), "expected f64, f32, f16 or bf16"))?;
+    let c = chosen.ok_or_else(|| {
+        Error::invalid(
+            "dtype",
+            p.dtype.name(),
+            crate::error::Expected::either(&["f64", "f32", "f16", "bf16"]),
+        )
+    })?;
     Ok(FormulasOutput {
         dtype: p.dtype,
         max_abs_diff_hw4: c.diffs.max_abs_diff_hw4,

@@ -128,7 +128,7 @@ impl Modes {
                 return Err(Error::invalid(
                     "accumulate",
                     other,
-                    format!("expected one of {}", ACCUMULATE.join(", ")),
+                    crate::error::Expected::one_of(ACCUMULATE),
                 ));
             }
         };

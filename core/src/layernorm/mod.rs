@@ -98,7 +98,7 @@ impl Dtype {
             _ => Err(Error::invalid(
                 name,
                 text,
-                format!("expected one of {}", STORAGE_DTYPES.join(", ")),
+                crate::error::Expected::one_of(STORAGE_DTYPES),
             )),
         }
     }
@@ -360,10 +360,17 @@ pub(crate) fn check_elements(rows: u64, cols: u64, bytes_per_element: u64) -> Re
         return Err(Error::invalid(
             "rows",
             rows,
-            format!(
-                "rows × cols = {n} elements would need about {} bytes; at most {MAX_ELEMENTS} \
-                 elements (rows × cols) — fewer rows or columns",
-                n.saturating_mul(bytes_per_element)
+            crate::error::Expected::custom(
+                format!(
+                    "rows × cols = {n} elements would need about {} bytes; at most \
+                     {MAX_ELEMENTS} elements (rows × cols) — fewer rows or columns",
+                    n.saturating_mul(bytes_per_element)
+                ),
+                format!(
+                    "rows × cols = {n} 个元素约需 {} 字节；至多 {MAX_ELEMENTS} 个元素\
+                     （rows × cols）——请减少行数或列数",
+                    n.saturating_mul(bytes_per_element)
+                ),
             ),
         ));
     }

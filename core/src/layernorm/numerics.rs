@@ -110,9 +110,13 @@ pub struct ErrorParams {
 /// entries, or an entry that is not a number in (0, 1e6].
 pub fn parse_means(text: &str) -> Result<Vec<f64>, Error> {
     let list = || {
-        Expected::Custom(format!(
-            "expected 1 to {MAX_MEANS} comma-separated numbers in (0, 1e6], e.g. 1,10,100,1000"
-        ))
+        Expected::custom(
+            format!(
+                "expected 1 to {MAX_MEANS} comma-separated numbers in (0, 1e6], e.g. \
+                 1,10,100,1000"
+            ),
+            format!("应为 1 到 {MAX_MEANS} 个以逗号分隔、在 (0, 1e6] 之间的数，例如 1,10,100,1000"),
+        )
     };
     if text.trim().is_empty() {
         return Err(Error::invalid("means", text, list()));
@@ -144,9 +148,13 @@ pub fn parse_means(text: &str) -> Result<Vec<f64>, Error> {
                 Ok(0.0) => Err(Error::invalid(
                     "means",
                     s,
-                    "expected a mean above 0: the view plots the error against the mean on a \
-                     logarithmic axis, where 0 has no place (a small mean such as 0.1 shows the \
-                     same regime)",
+                    Expected::custom(
+                        "expected a mean above 0: the view plots the error against the mean on a \
+                         logarithmic axis, where 0 has no place (a small mean such as 0.1 shows \
+                         the same regime)",
+                        "均值应大于 0：视图在对数轴上按均值画出误差，0 在对数轴上没有位置\
+                         （0.1 这样的小均值表现出同样的情形）",
+                    ),
                 )),
                 Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
                 _ => Err(Error::invalid(
@@ -190,13 +198,17 @@ impl ErrorParams {
         check_int(PARAMS, "cols", self.cols)?;
         check_int(PARAMS, "rows", self.rows)?;
         if self.dtype == Dtype::F64 {
-            return Err(Error::invalid("dtype", "f64", "expected f32 or f16"));
+            return Err(Error::invalid(
+                "dtype",
+                "f64",
+                crate::error::Expected::either(&["f32", "f16"]),
+            ));
         }
         if self.means.is_empty() || self.means.len() > MAX_MEANS {
             return Err(Error::invalid(
                 "means",
                 self.means.len(),
-                "expected 1..=64 means",
+                Expected::custom("expected 1..=64 means", "应有 1..=64 个均值"),
             ));
         }
         if let Some(m) = self
@@ -215,9 +227,15 @@ impl ErrorParams {
             return Err(Error::invalid(
                 "means",
                 m,
-                format!(
-                    "with dtype=f16 every mean must be ≤ {F16_MAX_MEAN} (f16 overflows at \
-                     65504); expected (0, {F16_MAX_MEAN}]"
+                Expected::custom(
+                    format!(
+                        "with dtype=f16 every mean must be ≤ {F16_MAX_MEAN} (f16 overflows at \
+                         65504); expected (0, {F16_MAX_MEAN}]"
+                    ),
+                    format!(
+                        "dtype=f16 时每个均值都须 ≤ {F16_MAX_MEAN}（f16 在 65504 处溢出）；\
+                         应在 (0, {F16_MAX_MEAN}] 之间"
+                    ),
                 ),
             ));
         }

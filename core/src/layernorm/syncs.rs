@@ -103,7 +103,11 @@ impl SyncsParams {
             rows: v.usize("rows")?,
             cols: v.usize("cols")?,
             block: u32::try_from(v.int("block")?).map_err(|_| {
-                Error::invalid("block", v.int("block").unwrap_or(0), "expected 32..=1024")
+                Error::invalid(
+                    "block",
+                    v.int("block").unwrap_or(0),
+                    crate::error::Expected::Between { min: 32, max: 1024 },
+                )
             })?,
             seed: v.int("seed")? as u64,
         };
@@ -122,7 +126,12 @@ impl SyncsParams {
             return Err(Error::invalid(
                 "block",
                 self.block,
-                "expected a multiple of 32 in 32..=1024 (whole warps)",
+                crate::error::Expected::MultipleOf {
+                    step: 32,
+                    min: 32,
+                    max: 1024,
+                }
+                .noted("whole warps", "整数个线程束"),
             ));
         }
         Ok(())
@@ -472,7 +481,13 @@ pub fn run(p: &SyncsParams) -> Result<SyncsOutput, Error> {
     }
     let (trace_fused, trace_autograd) = match (trace_f, trace_a) {
         (Some(f), Some(a)) => (f, a),
-        _ => return Err(Error::invalid("rows", p.rows, "expected at least 1 row")),
+        _ => {
+            return Err(Error::invalid(
+                "rows",
+                p.rows,
+                crate::error::Expected::custom("expected at least 1 row", "至少应有 1 行"),
+            ));
+        }
     };
     let (sf, sa) = (trace_fused.summary(), trace_autograd.summary());
     let (ag, fg) = (autograd_graph(), fused_graph());

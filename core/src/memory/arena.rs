@@ -74,7 +74,7 @@ impl Planner {
             other => Err(Error::invalid(
                 "planner",
                 other,
-                format!("expected one of {}", PLANNERS.join(", ")),
+                crate::error::Expected::one_of(PLANNERS),
             )),
         }
     }

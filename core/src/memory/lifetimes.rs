@@ -389,14 +389,14 @@ impl AttentionShape {
     /// # Errors
     /// [`Error::InvalidParam`] for a value out of range or `hidden` not a multiple of `heads`.
     pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
-        let get = |name: &str, lo: u64, hi: u64| -> Result<u64, Error> {
+        let get = |name: &str, lo: i64, hi: i64| -> Result<u64, Error> {
             let x = v.int(name)?;
             match u64::try_from(x) {
-                Ok(u) if (lo..=hi).contains(&u) => Ok(u),
+                Ok(u) if (lo..=hi).contains(&x) => Ok(u),
                 _ => Err(Error::invalid(
                     name,
                     x,
-                    format!("expected an integer in {lo}..={hi}"),
+                    crate::error::Expected::IntRange { min: lo, max: hi },
                 )),
             }
         };
@@ -411,10 +411,11 @@ impl AttentionShape {
             return Err(Error::invalid(
                 "hidden",
                 s.hidden,
-                format!(
-                    "expected a multiple of heads = {} (each head gets H/N dimensions)",
-                    s.heads
-                ),
+                crate::error::Expected::MultipleOfParam {
+                    param: "heads".into(),
+                    value: s.heads as i64,
+                }
+                .noted("each head gets H/N dimensions", "每个头分到 H/N 维"),
             ));
         }
         // B·L²·N·4 bytes must fit in u64: 4096 · 65536² · 1024 · 4 = 2^56 — always does.

@@ -77,7 +77,7 @@ impl Dtype {
             other => Err(Error::invalid(
                 "dtype",
                 other,
-                format!("expected one of {}", DTYPES.join(", ")),
+                crate::error::Expected::one_of(DTYPES),
             )),
         }
     }

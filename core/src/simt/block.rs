@@ -36,14 +36,20 @@ impl BlockShape {
             return Err(Error::invalid(
                 "threads",
                 threads,
-                "expected 1..=1024 threads per block (CUDA's limit)",
+                crate::error::Expected::custom(
+                    "expected 1..=1024 threads per block (CUDA's limit)",
+                    "每个线程块应有 1..=1024 个线程（CUDA 的上限）",
+                ),
             ));
         }
         if !warp_size.is_power_of_two() || warp_size > MAX_WARP_SIZE {
             return Err(Error::invalid(
                 "warp",
                 warp_size,
-                "expected a power of two from 1 to 64 lanes",
+                crate::error::Expected::custom(
+                    "expected a power of two from 1 to 64 lanes",
+                    "应为 1 到 64 之间的 2 的幂（通道数）",
+                ),
             ));
         }
         Ok(BlockShape { threads, warp_size })
@@ -239,9 +245,12 @@ impl Block {
             Some(a) => Err(Error::invalid(
                 "shared address",
                 a,
-                format!(
-                    "past the block's {} bytes of shared memory",
-                    self.shared_bytes
+                crate::error::Expected::custom(
+                    format!(
+                        "past the block's {} bytes of shared memory",
+                        self.shared_bytes
+                    ),
+                    format!("超出了线程块 {} 字节的共享内存", self.shared_bytes),
                 ),
             )),
             None => Ok(()),

@@ -77,7 +77,10 @@ impl BankConfig {
             return Err(Error::invalid(
                 "elem_bytes",
                 width,
-                "expected 1, 2, 4, 8 or 16 bytes",
+                crate::error::Expected::custom(
+                    "expected 1, 2, 4, 8 or 16 bytes",
+                    "应为 1、2、4、8 或 16 字节",
+                ),
             ));
         }
         if let Some(a) = addresses
@@ -88,7 +91,10 @@ impl BankConfig {
             return Err(Error::invalid(
                 "address",
                 a,
-                format!("a {width}-byte access must be {width}-byte aligned"),
+                crate::error::Expected::custom(
+                    format!("a {width}-byte access must be {width}-byte aligned"),
+                    format!("{width} 字节的访问必须按 {width} 字节对齐"),
+                ),
             ));
         }
         let bank_bytes = u64::from(self.bank_bytes);

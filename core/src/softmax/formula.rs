@@ -114,14 +114,21 @@ impl FormulaParams {
         check_range("len", self.len, 1, MAX_LEN)?;
         let work = self.rows * self.len * self.len;
         if work > MAX_WORK {
+            let most = (MAX_WORK / (self.len * self.len)).max(1);
             return Err(Error::invalid(
                 "rows",
                 self.rows,
-                format!(
-                    "rows · len² = {work} Jacobian entries exceeds the budget of {MAX_WORK}; \
-                     at len = {} use at most {} rows",
-                    self.len,
-                    (MAX_WORK / (self.len * self.len)).max(1)
+                crate::error::Expected::custom(
+                    format!(
+                        "rows · len² = {work} Jacobian entries exceeds the budget of \
+                         {MAX_WORK}; at len = {} use at most {most} rows",
+                        self.len
+                    ),
+                    format!(
+                        "rows · len² = {work} 个雅可比矩阵元素超出了 {MAX_WORK} 的预算；\
+                         len = {} 时至多用 {most} 行",
+                        self.len
+                    ),
                 ),
             ));
         }

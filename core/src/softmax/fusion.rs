@@ -160,7 +160,7 @@ impl FusionParams {
             return Err(Error::invalid(
                 "dropout",
                 self.dropout,
-                "expected a number in 0..=0.9",
+                crate::error::Expected::real(0.0, 0.9),
             ));
         }
         check_range("seed", self.seed, 0, 1 << 31)?;
@@ -168,14 +168,21 @@ impl FusionParams {
         check_range("example_len", self.example_len, 1, 4096)?;
         let n = self.example_rows * self.example_len;
         if n > MAX_EXAMPLE_ELEMENTS {
+            let need = (n * EXAMPLE_BYTES_PER_ELEMENT) as f64 / 1e6;
+            let most = (MAX_EXAMPLE_ELEMENTS * EXAMPLE_BYTES_PER_ELEMENT) as f64 / 1e6;
             return Err(Error::invalid(
                 "example_rows",
                 self.example_rows,
-                format!(
-                    "example_rows × example_len = {n} elements would need {:.1} MB of working \
-                     memory; expected at most {MAX_EXAMPLE_ELEMENTS} elements ({:.1} MB)",
-                    (n * EXAMPLE_BYTES_PER_ELEMENT) as f64 / 1e6,
-                    (MAX_EXAMPLE_ELEMENTS * EXAMPLE_BYTES_PER_ELEMENT) as f64 / 1e6
+                crate::error::Expected::custom(
+                    format!(
+                        "example_rows × example_len = {n} elements would need {need:.1} MB of \
+                         working memory; expected at most {MAX_EXAMPLE_ELEMENTS} elements \
+                         ({most:.1} MB)"
+                    ),
+                    format!(
+                        "example_rows × example_len = {n} 个元素需要 {need:.1} MB 工作内存；\
+                         应不多于 {MAX_EXAMPLE_ELEMENTS} 个元素（{most:.1} MB）"
+                    ),
                 ),
             ));
         }

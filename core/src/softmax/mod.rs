@@ -58,7 +58,11 @@ impl Dtype {
         match text {
             "f16" => Ok(Dtype::F16),
             "f32" => Ok(Dtype::F32),
-            _ => Err(Error::invalid(name, text, "expected one of f16, f32")),
+            _ => Err(Error::invalid(
+                name,
+                text,
+                crate::error::Expected::one_of(DTYPES),
+            )),
         }
     }
 
@@ -108,19 +112,30 @@ impl Dtype {
 pub(crate) fn int_in(v: &ParamValues, name: &str, lo: i64, hi: i64) -> Result<u64, Error> {
     let x = v.int(name)?;
     check_range(name, x, lo, hi)?;
-    u64::try_from(x).map_err(|_| Error::invalid(name, x, format!("expected {lo}..={hi}")))
+    u64::try_from(x).map_err(|_| {
+        Error::invalid(
+            name,
+            x,
+            crate::error::Expected::Between { min: lo, max: hi },
+        )
+    })
 }
 
 /// [`Error::InvalidParam`] unless `lo ≤ x ≤ hi`.
 pub(crate) fn check_range<T>(name: &str, x: T, lo: T, hi: T) -> Result<(), Error>
 where
-    T: PartialOrd + std::fmt::Display,
+    T: PartialOrd + std::fmt::Display + Copy + TryInto<i64>,
 {
+    // The bounds are constants well inside `i64`; the fallbacks only keep this total.
+    let bound = |v: T, fallback: i64| v.try_into().unwrap_or(fallback);
     if x < lo || x > hi {
         Err(Error::invalid(
             name,
-            &x,
-            format!("expected an integer in {lo}..={hi}"),
+            x,
+            crate::error::Expected::IntRange {
+                min: bound(lo, i64::MIN),
+                max: bound(hi, i64::MAX),
+            },
         ))
     } else {
         Ok(())
@@ -138,17 +153,28 @@ where
 /// value is not finite.
 pub fn backward_row(y: &[f64], dy: &[f64]) -> Result<Vec<f64>, Error> {
     if y.is_empty() {
-        return Err(Error::invalid("y", "[]", "expected at least one value"));
+        return Err(Error::invalid(
+            "y",
+            "[]",
+            crate::error::Expected::AtLeastOne,
+        ));
     }
     if dy.len() != y.len() {
         return Err(Error::invalid(
             "dy",
             format!("{} values", dy.len()),
-            format!("expected as many values as y ({})", y.len()),
+            crate::error::Expected::SameLengthAs {
+                param: "y".into(),
+                len: y.len(),
+            },
         ));
     }
     if let Some(bad) = y.iter().chain(dy).find(|v| !v.is_finite()) {
-        return Err(Error::invalid("y", bad, "expected finite values"));
+        return Err(Error::invalid(
+            "y",
+            bad,
+            crate::error::Expected::FiniteValues,
+        ));
     }
     let s: f64 = y.iter().zip(dy).map(|(a, b)| a * b).sum();
     Ok(y.iter().zip(dy).map(|(yj, gj)| yj * (gj - s)).collect())

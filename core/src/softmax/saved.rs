@@ -185,7 +185,13 @@ const MIB: f64 = (1u64 << 20) as f64;
 /// # Errors
 /// [`Error::InvalidParam`] (`len`) if a size overflows 64 bits (not reachable in range).
 pub fn sizes(batch: u64, heads: u64, len: u64, dtype: Dtype) -> Result<SavedSizes, Error> {
-    let overflow = || Error::invalid("len", len, "sizes overflow 64 bits");
+    let overflow = || {
+        Error::invalid(
+            "len",
+            len,
+            crate::error::Expected::custom("sizes overflow 64 bits", "大小超出了 64 位"),
+        )
+    };
     let rows = batch
         .checked_mul(heads)
         .and_then(|x| x.checked_mul(len))

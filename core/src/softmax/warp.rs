@@ -125,14 +125,20 @@ pub fn bucket_for(len: u32, warp_size: u32) -> Result<Bucket, Error> {
         .copied()
         .find(|b| len >= 1 && len <= *b)
         .ok_or_else(|| {
+            let per_lane = 2 * largest / warp_size.max(1);
             Error::invalid(
                 "len",
                 len,
-                format!(
-                    "expected 1..={largest}: the largest ITERATIONS bucket of \
-                     ker_attn_softmax_bw is {largest} ({} values of ∇y and y per lane); \
-                     a longer row needs several warps per row",
-                    2 * largest / warp_size.max(1)
+                crate::error::Expected::custom(
+                    format!(
+                        "expected 1..={largest}: the largest ITERATIONS bucket of \
+                         ker_attn_softmax_bw is {largest} ({per_lane} values of ∇y and y per \
+                         lane); a longer row needs several warps per row"
+                    ),
+                    format!(
+                        "应在 1..={largest} 之间：ker_attn_softmax_bw 最大的 ITERATIONS 档是 \
+                         {largest}（每条通道 {per_lane} 个 ∇y 和 y 的值）；更长的行需要每行多个线程束"
+                    ),
                 ),
             )
         })?;
@@ -151,8 +157,16 @@ impl WarpParams {
     pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
         let len = int_in(v, "len", 1, LEN_SPEC_MAX)?;
         let p = WarpParams {
-            len: u32::try_from(len)
-                .map_err(|_| Error::invalid("len", len, format!("expected 1..={MAX_LEN}")))?,
+            len: u32::try_from(len).map_err(|_| {
+                Error::invalid(
+                    "len",
+                    len,
+                    crate::error::Expected::Between {
+                        min: 1,
+                        max: MAX_LEN as i64,
+                    },
+                )
+            })?,
             dtype: Dtype::parse("dtype", v.text("dtype")?)?,
             device: v.text("device")?.to_owned(),
             seed: int_in(v, "seed", 0, 1 << 31)?,
@@ -171,7 +185,10 @@ impl WarpParams {
             return Err(Error::invalid(
                 "device",
                 &self.device,
-                "expected a device with 32-lane warps (HW4's buckets assume WARP_SIZE = 32)",
+                crate::error::Expected::custom(
+                    "expected a device with 32-lane warps (HW4's buckets assume WARP_SIZE = 32)",
+                    "应为线程束有 32 条通道的设备（HW4 的分档假定 WARP_SIZE = 32）",
+                ),
             ));
         }
         bucket_for(self.len, dev.warp_size)?;

@@ -212,13 +212,10 @@ pub fn models() -> &'static [ModelSpec] {
 /// # Errors
 /// [`Error::InvalidParam`] (`model`) listing the known ids.
 pub fn model(id: &str) -> Result<&'static ModelSpec, Error> {
-    models().iter().find(|m| m.id == id).ok_or_else(|| {
-        Error::invalid(
-            "model",
-            id,
-            format!("expected one of {}", MODEL_IDS.join(", ")),
-        )
-    })
+    models()
+        .iter()
+        .find(|m| m.id == id)
+        .ok_or_else(|| Error::invalid("model", id, crate::error::Expected::one_of(MODEL_IDS)))
 }
 
 impl ModelSpec {
@@ -404,7 +401,10 @@ impl CensusParams {
             return Err(Error::invalid(
                 "small_max",
                 small_max,
-                "expected an integer in 1..=1048576",
+                crate::error::Expected::IntRange {
+                    min: 1,
+                    max: 1_048_576,
+                },
             ));
         }
         Ok(CensusParams {

@@ -163,13 +163,19 @@ impl TimingParams {
         let seed = v.int("seed")?;
         let n = total_parameters(&shrink_tensors(&spec.tensors(), shrink as usize));
         if n > MAX_ELEMENTS {
+            let bytes = n * bytes_allocated_per_param();
             return Err(Error::invalid(
                 "shrink",
                 shrink,
-                format!(
-                    "the buffers would hold {n} parameters ({} bytes); at most {MAX_ELEMENTS} \
-                     parameters — a larger shrink",
-                    n * bytes_allocated_per_param()
+                crate::error::Expected::custom(
+                    format!(
+                        "the buffers would hold {n} parameters ({bytes} bytes); at most \
+                         {MAX_ELEMENTS} parameters — a larger shrink"
+                    ),
+                    format!(
+                        "缓冲区将存放 {n} 个参数（{bytes} 字节）；至多 {MAX_ELEMENTS} 个参数\
+                         ——请加大 shrink"
+                    ),
                 ),
             ));
         }
@@ -180,10 +186,16 @@ impl TimingParams {
             return Err(Error::invalid(
                 "runs",
                 runs,
-                format!(
-                    "{n} parameters × ({runs} runs + 1 warm-up) = {work} parameter updates per \
-                     scheme; at most {MAX_ELEMENT_RUNS} (about a second) — fewer runs or a larger \
-                     shrink"
+                crate::error::Expected::custom(
+                    format!(
+                        "{n} parameters × ({runs} runs + 1 warm-up) = {work} parameter \
+                         updates per scheme; at most {MAX_ELEMENT_RUNS} (about a second) — fewer \
+                         runs or a larger shrink"
+                    ),
+                    format!(
+                        "{n} 个参数 × （{runs} 次运行 + 1 次预热）= 每种方案 {work} 次参数更新；\
+                         至多 {MAX_ELEMENT_RUNS}（约一秒）——请减少 runs 或加大 shrink"
+                    ),
                 ),
             ));
         }

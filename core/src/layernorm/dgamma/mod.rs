@@ -192,10 +192,17 @@ impl DgammaParams {
             return Err(Error::invalid(
                 "rows",
                 self.rows,
-                format!(
-                    "the simulated block would hold {} bytes of ∇y and x̂; at most {MAX_ROWS} rows \
-                     (64 MiB) — expected 32..=262144",
-                    self.rows * 32 * 2 * 4
+                crate::error::Expected::custom(
+                    format!(
+                        "the simulated block would hold {} bytes of ∇y and x̂; at most {MAX_ROWS} \
+                         rows (64 MiB) — expected 32..=262144",
+                        self.rows * 32 * 2 * 4
+                    ),
+                    format!(
+                        "模拟的线程块将存放 {} 字节的 ∇y 和 x̂；至多 {MAX_ROWS} 行（64 MiB）——\
+                         应在 32..=262144 之间",
+                        self.rows * 32 * 2 * 4
+                    ),
                 ),
             ));
         }
@@ -205,7 +212,7 @@ impl DgammaParams {
             return Err(Error::invalid(
                 "scheme",
                 &self.scheme,
-                format!("expected one of {}", SCHEMES.join(", ")),
+                crate::error::Expected::one_of(SCHEMES),
             ));
         }
         check_int(PARAMS, "pad", self.pad)?;
@@ -538,11 +545,7 @@ pub fn run(p: &DgammaParams) -> Result<DgammaOutput, Error> {
         .find(|s| s.scheme == p.scheme)
         .cloned()
         .ok_or_else(|| {
-            Error::invalid(
-                "scheme",
-                &p.scheme,
-                format!("expected one of {}", SCHEMES.join(", ")),
-            )
+            Error::invalid("scheme", &p.scheme, crate::error::Expected::one_of(SCHEMES))
         })?;
     Ok(DgammaOutput {
         scheme: p.scheme.clone(),

@@ -103,14 +103,14 @@ impl AllocatorParams {
     /// [`Error::InvalidParam`] for a value out of range, `len_min > len_max`, `hidden` not a
     /// multiple of `heads`, or a run that would simulate more than [`MAX_EVENTS`] events.
     pub fn from_values(v: &ParamValues) -> Result<Self, Error> {
-        let get = |name: &str, lo: u64, hi: u64| -> Result<u64, Error> {
+        let get = |name: &str, lo: i64, hi: i64| -> Result<u64, Error> {
             let x = v.int(name)?;
             match u64::try_from(x) {
-                Ok(u) if (lo..=hi).contains(&u) => Ok(u),
+                Ok(u) if (lo..=hi).contains(&x) => Ok(u),
                 _ => Err(Error::invalid(
                     name,
                     x,
-                    format!("expected an integer in {lo}..={hi}"),
+                    crate::error::Expected::IntRange { min: lo, max: hi },
                 )),
             }
         };
@@ -131,14 +131,20 @@ impl AllocatorParams {
             return Err(Error::invalid(
                 "len_min",
                 p.len_min,
-                format!("expected at most len_max = {}", p.len_max),
+                crate::error::Expected::AtMostParam {
+                    param: "len_max".into(),
+                    value: p.len_max as i64,
+                },
             ));
         }
         if !p.hidden.is_multiple_of(p.heads) {
             return Err(Error::invalid(
                 "hidden",
                 p.hidden,
-                format!("expected a multiple of heads = {}", p.heads),
+                crate::error::Expected::MultipleOfParam {
+                    param: "heads".into(),
+                    value: p.heads as i64,
+                },
             ));
         }
         let events = 2 * (ALLOCS_PER_LAYER * p.layers + 2) * p.batches;
@@ -146,8 +152,15 @@ impl AllocatorParams {
             return Err(Error::invalid(
                 "batches",
                 p.batches,
-                format!(
-                    "layers × batches would simulate about {events} allocator events; at most {MAX_EVENTS} — fewer batches or layers"
+                crate::error::Expected::custom(
+                    format!(
+                        "layers × batches would simulate about {events} allocator events; at \
+                         most {MAX_EVENTS} — fewer batches or layers"
+                    ),
+                    format!(
+                        "layers × batches 将模拟约 {events} 个分配器事件；至多 {MAX_EVENTS} 个\
+                         ——请减少 batches 或 layers"
+                    ),
                 ),
             ));
         }

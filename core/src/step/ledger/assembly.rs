@@ -134,7 +134,10 @@ pub fn step_ledger(
         return Err(Error::invalid(
             "tokens",
             tokens,
-            format!("expected a positive multiple of seq_len = {seq_len}"),
+            crate::error::Expected::custom(
+                format!("expected a positive multiple of seq_len = {seq_len}"),
+                format!("应为 seq_len = {seq_len} 的正整数倍"),
+            ),
         ));
     }
     let s = StepShape::new(spec, tokens, seq_len);

@@ -222,9 +222,11 @@ impl StepParams {
             return Err(Error::invalid(
                 "seq_len",
                 self.seq_len,
-                format!(
-                    "expected an integer in {MIN_SEQ_LEN}..={ctx} (the model's context length)"
-                ),
+                crate::error::Expected::IntRange {
+                    min: MIN_SEQ_LEN as i64,
+                    max: ctx as i64,
+                }
+                .noted("the model's context length", "模型的上下文长度"),
             ));
         }
         if !(self.seq_len..=MAX_TOKENS).contains(&self.tokens)
@@ -233,9 +235,15 @@ impl StepParams {
             return Err(Error::invalid(
                 "tokens",
                 self.tokens,
-                format!(
-                    "expected a multiple of seq_len = {} in {}..={MAX_TOKENS}",
-                    self.seq_len, self.seq_len
+                crate::error::Expected::custom(
+                    format!(
+                        "expected a multiple of seq_len = {} in {}..={MAX_TOKENS}",
+                        self.seq_len, self.seq_len
+                    ),
+                    format!(
+                        "应为 {}..={MAX_TOKENS} 之间 seq_len = {} 的倍数",
+                        self.seq_len, self.seq_len
+                    ),
                 ),
             ));
         }
@@ -244,9 +252,15 @@ impl StepParams {
             return Err(Error::invalid(
                 "tokens",
                 self.tokens,
-                format!(
-                    "expected at most 1024 sequences: tokens ≤ 1024 × seq_len = {}",
-                    1024 * self.seq_len
+                crate::error::Expected::custom(
+                    format!(
+                        "expected at most 1024 sequences: tokens ≤ 1024 × seq_len = {}",
+                        1024 * self.seq_len
+                    ),
+                    format!(
+                        "应不多于 1024 个序列：tokens ≤ 1024 × seq_len = {}",
+                        1024 * self.seq_len
+                    ),
                 ),
             ));
         }
@@ -256,7 +270,7 @@ impl StepParams {
 
 fn nonneg(v: &ParamValues, name: &str) -> Result<u64, Error> {
     let x = v.int(name)?;
-    u64::try_from(x).map_err(|_| Error::invalid(name, x, "expected a positive integer"))
+    u64::try_from(x).map_err(|_| Error::invalid(name, x, crate::error::Expected::PositiveInteger))
 }
 
 /// [`Error::InvalidParam`] (`gemm_efficiency`) unless `0.01 ≤ e ≤ 1` ([`MIN_GEMM_EFFICIENCY`]).
@@ -267,7 +281,8 @@ pub fn check_efficiency(e: f64) -> Result<(), Error> {
         Err(Error::invalid(
             "gemm_efficiency",
             e,
-            "expected a number in 0.01..=1 (fraction of the device's peak)",
+            crate::error::Expected::real(0.01, 1.0)
+                .noted("fraction of the device's peak", "占设备峰值的比例"),
         ))
     }
 }
@@ -285,7 +300,7 @@ pub fn gpt2_model(id: &str) -> Result<&'static ModelSpec, Error> {
         Error::invalid(
             "model",
             id,
-            format!("expected one of {} (GPT-2 family)", GPT2_IDS.join(", ")),
+            crate::error::Expected::one_of(GPT2_IDS).noted("GPT-2 family", "GPT-2 系列"),
         )
     };
     let spec = model(id).map_err(|_| bad())?;

@@ -421,19 +421,25 @@ pub fn analyse_with(
             return Err(Error::invalid(
                 "event",
                 e,
-                "expected -1: the device reported has no trace events",
+                crate::error::Expected::custom(
+                    "expected -1: the device reported has no trace events",
+                    "应为 -1：所报告的设备没有轨迹事件",
+                ),
             ));
         }
         (e, n) => match usize::try_from(e) {
             Ok(i) if i < n => Some(i),
             _ => {
+                let last = i64::try_from(n - 1).unwrap_or(i64::MAX);
                 return Err(Error::invalid(
                     "event",
                     e,
-                    format!(
-                        "expected an integer in -1..={} (the trace has {n} events; its last is event {}, and -1 means the last)",
-                        n - 1,
-                        n - 1
+                    crate::error::Expected::IntRange { min: -1, max: last }.noted(
+                        format!(
+                            "the trace has {n} events; its last is event {last}, and -1 means \
+                             the last"
+                        ),
+                        format!("轨迹有 {n} 个事件；最后一个是事件 {last}，-1 表示最后一个"),
                     ),
                 ));
             }

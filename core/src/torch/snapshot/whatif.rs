@@ -26,6 +26,7 @@ use crate::caching::conf::{self, AllocConf};
 use crate::caching::{AllocatorConfig, ROUNDUP_INTERVALS};
 use crate::memory::MIB;
 use crate::params::ParamValues;
+use crate::text::Text;
 
 /// The what-if parameters as given (before the file's values fill in the defaults);
 /// [`Default`]: every setting the file's, no memory limit, the first device with a trace.
@@ -84,13 +85,13 @@ impl WhatIfParams {
             0 => Some(0),
             m => Some(
                 u64::try_from(m)
-                    .map_err(|_| "not negative".to_owned())
+                    .map_err(|_| not_negative())
                     .and_then(conf::max_split_size_mb)
                     .map_err(|e| {
                         Error::invalid(
                             "max_split_size_mb",
                             m,
-                            format!("expected -1 (the file's), 0 (unlimited) or {e}"),
+                            or_else_rule("0 (unlimited)", "0（不限）", &e),
                         )
                     })?,
             ),
@@ -100,13 +101,13 @@ impl WhatIfParams {
             0 => Some(0),
             d => Some(
                 u64::try_from(d)
-                    .map_err(|_| "not negative".to_owned())
+                    .map_err(|_| not_negative())
                     .and_then(|d| conf::roundup_division(d, true))
                     .map_err(|e| {
                         Error::invalid(
                             "roundup_power2_divisions",
                             d,
-                            format!("expected -1 (the file's), 0 (off) or {e}"),
+                            or_else_rule("0 (off)", "0（关闭）", &e),
                         )
                     })?,
             ),
@@ -121,18 +122,28 @@ impl WhatIfParams {
                 Error::invalid(
                     "garbage_collection_threshold",
                     g,
-                    format!("expected -1 (the file's), 0 (off) or {e}"),
+                    or_else_rule("0 (off)", "0（关闭）", &e),
                 )
             })?)
         };
         let alloc_conf = conf::parse(v.text("alloc_conf")?).map_err(|e| {
             if e.key == "alloc_conf" {
-                Error::invalid("alloc_conf", e.value, format!("expected {}", e.expected))
+                Error::invalid(
+                    "alloc_conf",
+                    e.value,
+                    crate::error::Expected::custom(
+                        format!("expected {}", e.expected.en),
+                        format!("应为{}", e.expected.zh),
+                    ),
+                )
             } else {
                 Error::invalid(
                     "alloc_conf",
                     format!("{}:{}", e.key, e.value),
-                    format!("expected {} for {}", e.expected, e.key),
+                    crate::error::Expected::custom(
+                        format!("expected {} for {}", e.expected.en, e.key),
+                        format!("{} 应为{}", e.key, e.expected.zh),
+                    ),
                 )
             }
         })?;
@@ -353,6 +364,20 @@ pub fn devices(s: &Snapshot) -> Vec<u32> {
     d
 }
 
+/// What a refused setting's rule reads as when `-1` (keep the file's value) and a fixed `zero`
+/// are accepted beside `rule` (what the setting itself accepts).
+fn or_else_rule(zero_en: &str, zero_zh: &str, rule: &Text) -> crate::error::Expected {
+    crate::error::Expected::custom(
+        format!("expected -1 (the file's), {zero_en} or {}", rule.en),
+        format!("应为 -1（沿用文件的值）、{zero_zh}或{}", rule.zh),
+    )
+}
+
+/// The rule of a value below -1 for a setting that takes a count of MiB or divisions.
+fn not_negative() -> Text {
+    Text::new("not negative".to_owned(), "非负数".to_owned())
+}
+
 /// The device `wanted` names, or the first device with a trace (`None` when there is none).
 ///
 /// # Errors
@@ -368,9 +393,15 @@ pub fn choose_device(s: &Snapshot, wanted: Option<u32>) -> Result<Option<u32>, E
                 "device",
                 d,
                 if list.is_empty() {
-                    "-1: the file holds no device".to_owned()
+                    crate::error::Expected::custom(
+                        "-1: the file holds no device",
+                        "-1：文件里没有设备",
+                    )
                 } else {
-                    format!("-1 or a device the file holds: {}", list.join(", "))
+                    crate::error::Expected::custom(
+                        format!("-1 or a device the file holds: {}", list.join(", ")),
+                        format!("-1 或文件里的设备：{}", list.join(", ")),
+                    )
                 },
             ))
         }
@@ -398,8 +429,12 @@ pub fn whatif(s: &Snapshot, p: &WhatIfParams) -> Result<WhatIf, Error> {
             return Err(Error::invalid(
                 "device_memory_mib",
                 -1,
-                format!(
-                    "0 (no limit) or MiB: device {d}'s trace has no oom event to take the size from"
+                crate::error::Expected::custom(
+                    format!(
+                        "0 (no limit) or MiB: device {d}'s trace has no oom event to take the \
+                         size from"
+                    ),
+                    format!("0（不限）或 MiB 数：设备 {d} 的轨迹里没有可取大小的 oom 事件"),
                 ),
             ));
         };

@@ -179,9 +179,15 @@ impl Fp16Params {
             return Err(Error::invalid(
                 name,
                 value,
-                format!(
-                    "with {other}, count × steps = {work} element-steps; at most \
-                     {MAX_ELEMENT_STEPS} — fewer parameters or steps"
+                crate::error::Expected::custom(
+                    format!(
+                        "with {other}, count × steps = {work} element-steps; at most \
+                         {MAX_ELEMENT_STEPS} — fewer parameters or steps"
+                    ),
+                    format!(
+                        "{other} 时，count × steps = {work} 元素步；至多 \
+                         {MAX_ELEMENT_STEPS}——请减少参数个数或步数"
+                    ),
                 ),
             ));
         }
@@ -194,7 +200,13 @@ impl Fp16Params {
             loss: match v.text("loss")? {
                 "l2" => Loss::L2,
                 "l1" => Loss::L1,
-                other => return Err(Error::invalid("loss", other, "expected l1 or l2")),
+                other => {
+                    return Err(Error::invalid(
+                        "loss",
+                        other,
+                        crate::error::Expected::either(&["l1", "l2"]),
+                    ));
+                }
             },
         })
     }

@@ -119,14 +119,28 @@ pub fn precision(v: &ParamValues) -> Result<Precision, Error> {
         let text = v.text(name)?;
         Format::parse(text)
             .filter(|f| allowed.contains(f))
-            .ok_or_else(|| Error::invalid(name, text, "expected one of the listed formats"))
+            .ok_or_else(|| {
+                Error::invalid(
+                    name,
+                    text,
+                    crate::error::Expected::one_of(
+                        &allowed.iter().map(|f| f.name()).collect::<Vec<_>>(),
+                    ),
+                )
+            })
     };
     Ok(Precision {
         storage: format("storage", &[Format::F32, Format::F16, Format::Bf16])?,
         master: match v.text("master")? {
             "true" => true,
             "false" => false,
-            other => return Err(Error::invalid("master", other, "expected true or false")),
+            other => {
+                return Err(Error::invalid(
+                    "master",
+                    other,
+                    crate::error::Expected::either(&["true", "false"]),
+                ));
+            }
         },
         state: format("state", &[Format::F32, Format::F16])?,
     })

@@ -144,14 +144,19 @@ impl WorkspaceParams {
         let seed = v.int("seed")?;
         let elements = total_parameters(&shrink_tensors(&spec.tensors(), shrink as usize));
         if elements > MAX_INSTANCE_ELEMENTS {
+            let bytes = elements * instance_bytes_per_element();
             return Err(Error::invalid(
                 "shrink",
                 shrink,
-                format!(
-                    "the instance would hold {elements} elements ({} bytes); at most {} \
-                     elements are allowed — a larger shrink",
-                    elements * instance_bytes_per_element(),
-                    MAX_INSTANCE_ELEMENTS
+                crate::error::Expected::custom(
+                    format!(
+                        "the instance would hold {elements} elements ({bytes} bytes); at most \
+                         {MAX_INSTANCE_ELEMENTS} elements are allowed — a larger shrink"
+                    ),
+                    format!(
+                        "实例将有 {elements} 个元素（{bytes} 字节）；至多允许 \
+                         {MAX_INSTANCE_ELEMENTS} 个元素——请加大 shrink"
+                    ),
                 ),
             ));
         }
@@ -162,9 +167,15 @@ impl WorkspaceParams {
             return Err(Error::invalid(
                 "steps",
                 steps,
-                format!(
-                    "{elements} elements × {steps} steps = {work} element-steps; at most \
-                     {MAX_ELEMENT_STEPS} (about a second) — fewer steps or a larger shrink"
+                crate::error::Expected::custom(
+                    format!(
+                        "{elements} elements × {steps} steps = {work} element-steps; at most \
+                         {MAX_ELEMENT_STEPS} (about a second) — fewer steps or a larger shrink"
+                    ),
+                    format!(
+                        "{elements} 个元素 × {steps} 步 = {work} 元素步；至多 \
+                         {MAX_ELEMENT_STEPS}（约一秒）——请减少 steps 或加大 shrink"
+                    ),
                 ),
             ));
         }
@@ -307,7 +318,13 @@ pub fn run_instance(
         return Err(Error::invalid(
             "shrink",
             shrink,
-            format!("the instance would hold {elements} elements; at most {MAX_INSTANCE_ELEMENTS}"),
+            crate::error::Expected::custom(
+                format!(
+                    "the instance would hold {elements} elements; at most \
+                     {MAX_INSTANCE_ELEMENTS}"
+                ),
+                format!("实例将有 {elements} 个元素；至多 {MAX_INSTANCE_ELEMENTS} 个"),
+            ),
         ));
     }
     // Progress: the weights' initialisation, then per step the gradients, the per-tensor

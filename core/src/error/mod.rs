@@ -1,7 +1,11 @@
 //! The error type every `core` computation returns, and [`Expected`]: what a refused parameter
-//! would have needed, as data (the GUI words it in Chinese from the fields).
+//! would have needed, as data worded in both languages (`expected.rs`).
 
 use std::fmt;
+
+mod expected;
+
+pub use expected::{Expected, ValueKind};
 
 /// Why a computation could not produce a result.
 ///
@@ -61,218 +65,13 @@ impl Error {
     }
 
     /// Shorthand for [`Error::InvalidParam`]; `value` is shown as given, [`shorten`]ed past 40
-    /// characters. `expected` is an [`Expected`] or, for a scene's own rule, English text
-    /// (`"expected …"`, which becomes [`Expected::Custom`]).
-    pub fn invalid(
-        name: impl Into<String>,
-        value: impl fmt::Display,
-        expected: impl Into<Expected>,
-    ) -> Self {
+    /// characters. `expected` is a typed rule: a scene's own one is an [`Expected::Custom`] in
+    /// both languages, never bare English (there is no conversion from a string).
+    pub fn invalid(name: impl Into<String>, value: impl fmt::Display, expected: Expected) -> Self {
         Error::InvalidParam {
             name: shorten(&name.into()),
             value: shorten(&value.to_string()),
-            expected: expected.into(),
-        }
-    }
-}
-
-/// The kind of a value as a file spelled it (a preset's JSON), for [`Expected::Type`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ValueKind {
-    /// A whole number.
-    Integer,
-    /// A number with a fraction or exponent that is not a whole number (or out of `i64`).
-    Float,
-    /// Any number (what a real-valued parameter takes).
-    Number,
-    /// A string.
-    String,
-    /// `true` or `false`.
-    Bool,
-    /// `null`.
-    Null,
-    /// A list.
-    List,
-    /// An object.
-    Object,
-}
-
-impl ValueKind {
-    /// The kind of a JSON value.
-    pub fn of_json(v: &serde_json::Value) -> Self {
-        match v {
-            serde_json::Value::Null => ValueKind::Null,
-            serde_json::Value::Bool(_) => ValueKind::Bool,
-            serde_json::Value::Number(n) if n.is_i64() || n.is_u64() => ValueKind::Integer,
-            serde_json::Value::Number(_) => ValueKind::Float,
-            serde_json::Value::String(_) => ValueKind::String,
-            serde_json::Value::Array(_) => ValueKind::List,
-            serde_json::Value::Object(_) => ValueKind::Object,
-        }
-    }
-}
-
-impl fmt::Display for ValueKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ValueKind::Integer => "an integer",
-            ValueKind::Float => "a float",
-            ValueKind::Number => "a number",
-            ValueKind::String => "a string",
-            ValueKind::Bool => "a boolean",
-            ValueKind::Null => "null",
-            ValueKind::List => "a list",
-            ValueKind::Object => "an object",
-        })
-    }
-}
-
-/// What a refused parameter would have needed. [`fmt::Display`] is the English wording of the
-/// messages (`expected an integer in 32..=1024`); the GUI builds its Chinese one from the fields.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Expected {
-    /// An integer in `min..=max`.
-    IntRange {
-        /// Smallest valid value.
-        min: i64,
-        /// Largest valid value.
-        max: i64,
-    },
-    /// A finite real number between `min` and `max`, each end included unless it is open.
-    RealRange {
-        /// Lower end.
-        min: f64,
-        /// Upper end.
-        max: f64,
-        /// `min` itself is refused.
-        min_open: bool,
-        /// `max` itself is refused.
-        max_open: bool,
-    },
-    /// One of these names.
-    OneOf(Vec<String>),
-    /// A multiple of `step` in `min..=max`.
-    MultipleOf {
-        /// The divisor.
-        step: i64,
-        /// Smallest valid value.
-        min: i64,
-        /// Largest valid value.
-        max: i64,
-    },
-    /// A power of two in `min..=max`.
-    PowerOfTwo {
-        /// Smallest valid value.
-        min: i64,
-        /// Largest valid value.
-        max: i64,
-    },
-    /// The value has the wrong type (a preset's `"pad": "3"` or `"pad": 3.5`); `expected` is the
-    /// parameter's own rule.
-    Type {
-        /// What the file holds.
-        found: ValueKind,
-        /// What the parameter takes.
-        expected: Box<Expected>,
-    },
-    /// A comma-separated list with an empty item (`1,,2`, `1,`); `item` counts from 1.
-    NonEmptyItems {
-        /// The first empty item.
-        item: usize,
-        /// The list's own rule.
-        expected: Box<Expected>,
-    },
-    /// A finite number (not NaN or infinite).
-    Finite,
-    /// Text of at most this many bytes.
-    TextUpTo(usize),
-    /// Not a parameter of the scene; `known` lists the ones it takes.
-    Unknown {
-        /// The scene's parameter names.
-        known: Vec<String>,
-    },
-    /// The parameter has no value.
-    Missing,
-    /// A scene's own rule, in English (starting with `expected` where it names what is valid).
-    Custom(String),
-}
-
-impl Expected {
-    /// [`Expected::RealRange`] with both ends included.
-    pub fn real(min: f64, max: f64) -> Self {
-        Expected::RealRange {
-            min,
-            max,
-            min_open: false,
-            max_open: false,
-        }
-    }
-}
-
-impl From<&str> for Expected {
-    fn from(s: &str) -> Self {
-        Expected::Custom(s.to_owned())
-    }
-}
-
-impl From<String> for Expected {
-    fn from(s: String) -> Self {
-        Expected::Custom(s)
-    }
-}
-
-impl From<&String> for Expected {
-    fn from(s: &String) -> Self {
-        Expected::Custom(s.clone())
-    }
-}
-
-impl fmt::Display for Expected {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Expected::IntRange { min, max } => write!(f, "expected an integer in {min}..={max}"),
-            Expected::RealRange {
-                min,
-                max,
-                min_open,
-                max_open,
-            } => {
-                let (lo, hi) = (fmt_real(*min), fmt_real(*max));
-                if !min_open && !max_open {
-                    write!(f, "expected a number in {lo}..={hi}")
-                } else {
-                    let open = if *min_open { '(' } else { '[' };
-                    let close = if *max_open { ')' } else { ']' };
-                    write!(f, "expected a number in {open}{lo}, {hi}{close}")
-                }
-            }
-            Expected::OneOf(options) => write!(f, "expected one of {}", options.join(", ")),
-            Expected::MultipleOf { step, min, max } => {
-                write!(f, "expected a multiple of {step} in {min}..={max}")
-            }
-            Expected::PowerOfTwo { min, max } => {
-                write!(f, "expected a power of two in {min}..={max}")
-            }
-            Expected::Type { found, expected } => write!(f, "{found}, {expected}"),
-            Expected::NonEmptyItems { item, expected } => write!(
-                f,
-                "item {item} of the list is empty (two commas in a row, or one at an end); \
-                 {expected}"
-            ),
-            Expected::Finite => f.write_str("expected a finite number"),
-            Expected::TextUpTo(n) => write!(f, "expected text of at most {n} bytes"),
-            Expected::Unknown { known } if known.is_empty() => {
-                f.write_str("this scene takes no parameters")
-            }
-            Expected::Unknown { known } => write!(
-                f,
-                "unknown parameter; this scene takes {}",
-                known.join(", ")
-            ),
-            Expected::Missing => f.write_str("missing"),
-            Expected::Custom(s) => f.write_str(s),
+            expected,
         }
     }
 }
@@ -381,34 +180,6 @@ mod tests {
         assert_eq!(fmt_real(1e-300), "1e-300");
         assert_eq!(fmt_real(0.9), "0.9");
         assert_eq!(fmt_real(1e6), "1000000");
-    }
-
-    #[test]
-    fn expected_words_the_rule() {
-        assert_eq!(
-            Expected::IntRange { min: 0, max: 8 }.to_string(),
-            "expected an integer in 0..=8"
-        );
-        assert_eq!(
-            Expected::real(0.0, 0.9).to_string(),
-            "expected a number in 0..=0.9"
-        );
-        let open = Expected::RealRange {
-            min: 0.0,
-            max: 1.0,
-            min_open: true,
-            max_open: false,
-        };
-        assert_eq!(open.to_string(), "expected a number in (0, 1]");
-        let t = Expected::Type {
-            found: ValueKind::Float,
-            expected: Box::new(Expected::IntRange { min: 0, max: 8 }),
-        };
-        assert_eq!(t.to_string(), "a float, expected an integer in 0..=8");
-        assert_eq!(
-            Expected::from("expected l1 or l2"),
-            Expected::Custom("expected l1 or l2".into())
-        );
     }
 
     #[test]

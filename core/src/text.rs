@@ -22,6 +22,13 @@ impl<S> Text<S> {
     }
 }
 
+impl<S: Copy> Text<S> {
+    /// A text worded the same in both languages: a formula or a symbol (`∇y`, `P = g′ ⊙ y`).
+    pub const fn same(s: S) -> Self {
+        Text { en: s, zh: s }
+    }
+}
+
 impl<S: AsRef<str>> Text<S> {
     /// The Chinese wording when `zh`, else the English one.
     pub fn get(&self, zh: bool) -> &str {

@@ -151,8 +151,9 @@ pub enum NodeKind {
 pub struct Node {
     /// Index in [`Graph::nodes`] (topological order).
     pub id: usize,
-    /// The formula, e.g. `∇σ = −Σⱼ ∇x̂ⱼ·xcⱼ / σ²`.
-    pub label: String,
+    /// The formula, e.g. `∇σ = −Σⱼ ∇x̂ⱼ·xcⱼ / σ²` (the same in both languages), or a saved
+    /// input, `σ (saved)` / `σ（已保存）`.
+    pub label: Text<&'static str>,
     /// Its kind.
     pub kind: NodeKind,
     /// Row reductions with the same tree id travel up one reduction tree together.
@@ -174,7 +175,7 @@ pub struct Edge {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Graph {
     /// Which version.
-    pub name: String,
+    pub name: Text<&'static str>,
     /// Nodes in topological order.
     pub nodes: Vec<Node>,
     /// Edges.
@@ -184,7 +185,10 @@ pub struct Graph {
 }
 
 impl Graph {
-    fn build(name: &str, spec: &[(&str, NodeKind, Option<u32>, &[usize])]) -> Graph {
+    fn build(
+        name: Text<&'static str>,
+        spec: &[(Text<&'static str>, NodeKind, Option<u32>, &[usize])],
+    ) -> Graph {
         let mut nodes: Vec<Node> = Vec::with_capacity(spec.len());
         let mut edges = Vec::new();
         for (id, (label, kind, tree, preds)) in spec.iter().enumerate() {
@@ -197,7 +201,7 @@ impl Graph {
             edges.extend(preds.iter().map(|&from| Edge { from, to: id }));
             nodes.push(Node {
                 id,
-                label: (*label).to_owned(),
+                label: *label,
                 kind: *kind,
                 tree: *tree,
                 sync_level: before + own,
@@ -205,7 +209,7 @@ impl Graph {
         }
         let dependent_row_reductions = nodes.iter().map(|n| n.sync_level).max().unwrap_or(0);
         Graph {
-            name: name.to_owned(),
+            name,
             nodes,
             edges,
             dependent_row_reductions,
@@ -217,21 +221,41 @@ impl Graph {
 pub fn autograd_graph() -> Graph {
     use NodeKind::*;
     Graph::build(
-        "autograd-style chain",
+        Text::new("autograd-style chain", "自动求导式的链"),
         &[
-            ("∇y", Input, None, &[]),                                       // 0
-            ("γ", Input, None, &[]),                                        // 1
-            ("xc = x − μ (saved)", Input, None, &[]),                       // 2
-            ("σ (saved)", Input, None, &[]),                                // 3
-            ("x̂ (saved)", Input, None, &[]),                                // 4
-            ("∇x̂ = γ ⊙ ∇y", Elementwise, None, &[0, 1]),                    // 5
-            ("∇σ = −Σⱼ ∇x̂ⱼ·xcⱼ / σ²", RowReduction, Some(1), &[5, 2, 3]),   // 6
-            ("∇var = ∇σ / (2σ)", RowScalar, None, &[6, 3]),                 // 7
-            ("∇xc = ∇x̂/σ + 2·xc·∇var/m", Elementwise, None, &[5, 3, 2, 7]), // 8
-            ("∇μ = −Σⱼ ∇xcⱼ", RowReduction, Some(2), &[8]),                 // 9
-            ("∇x = ∇xc + ∇μ/m", Elementwise, None, &[8, 9]),                // 10
-            ("∇γ = Σ_rows ∇y ⊙ x̂", ColumnReduction, None, &[0, 4]),         // 11
-            ("∇β = Σ_rows ∇y", ColumnReduction, None, &[0]),                // 12
+            (Text::same("∇y"), Input, None, &[]), // 0
+            (Text::same("γ"), Input, None, &[]),  // 1
+            (
+                Text::new("xc = x − μ (saved)", "xc = x − μ（已保存）"),
+                Input,
+                None,
+                &[],
+            ), // 2
+            (Text::new("σ (saved)", "σ（已保存）"), Input, None, &[]), // 3
+            (Text::new("x̂ (saved)", "x̂（已保存）"), Input, None, &[]), // 4
+            (Text::same("∇x̂ = γ ⊙ ∇y"), Elementwise, None, &[0, 1]), // 5
+            (
+                Text::same("∇σ = −Σⱼ ∇x̂ⱼ·xcⱼ / σ²"),
+                RowReduction,
+                Some(1),
+                &[5, 2, 3],
+            ), // 6
+            (Text::same("∇var = ∇σ / (2σ)"), RowScalar, None, &[6, 3]), // 7
+            (
+                Text::same("∇xc = ∇x̂/σ + 2·xc·∇var/m"),
+                Elementwise,
+                None,
+                &[5, 3, 2, 7],
+            ), // 8
+            (Text::same("∇μ = −Σⱼ ∇xcⱼ"), RowReduction, Some(2), &[8]), // 9
+            (Text::same("∇x = ∇xc + ∇μ/m"), Elementwise, None, &[8, 9]), // 10
+            (
+                Text::same("∇γ = Σ_rows ∇y ⊙ x̂"),
+                ColumnReduction,
+                None,
+                &[0, 4],
+            ), // 11
+            (Text::same("∇β = Σ_rows ∇y"), ColumnReduction, None, &[0]), // 12
         ],
     )
 }
@@ -240,24 +264,34 @@ pub fn autograd_graph() -> Graph {
 pub fn fused_graph() -> Graph {
     use NodeKind::*;
     Graph::build(
-        "rewrite (HW4 form)",
+        Text::new("rewrite (HW4 form)", "重排（HW4 形式）"),
         &[
-            ("∇y", Input, None, &[]),                      // 0
-            ("γ", Input, None, &[]),                       // 1
-            ("x", Input, None, &[]),                       // 2
-            ("μ, r (saved)", Input, None, &[]),            // 3
-            ("g = γ ⊙ ∇y", Elementwise, None, &[0, 1]),    // 4
-            ("x̂ = (x − μ)·r", Elementwise, None, &[2, 3]), // 5
-            ("Σg", RowReduction, Some(1), &[4]),           // 6
-            ("Σg·x̂", RowReduction, Some(1), &[4, 5]),      // 7
+            (Text::same("∇y"), Input, None, &[]), // 0
+            (Text::same("γ"), Input, None, &[]),  // 1
+            (Text::same("x"), Input, None, &[]),  // 2
             (
-                "∇x = r·(g − (Σg + x̂·Σg·x̂)/m)",
+                Text::new("μ, r (saved)", "μ, r（已保存）"),
+                Input,
+                None,
+                &[],
+            ), // 3
+            (Text::same("g = γ ⊙ ∇y"), Elementwise, None, &[0, 1]), // 4
+            (Text::same("x̂ = (x − μ)·r"), Elementwise, None, &[2, 3]), // 5
+            (Text::same("Σg"), RowReduction, Some(1), &[4]), // 6
+            (Text::same("Σg·x̂"), RowReduction, Some(1), &[4, 5]), // 7
+            (
+                Text::same("∇x = r·(g − (Σg + x̂·Σg·x̂)/m)"),
                 Elementwise,
                 None,
                 &[4, 5, 6, 7, 3],
             ), // 8
-            ("∇γ = Σ_rows ∇y ⊙ x̂", ColumnReduction, None, &[0, 5]), // 9
-            ("∇β = Σ_rows ∇y", ColumnReduction, None, &[0]), // 10
+            (
+                Text::same("∇γ = Σ_rows ∇y ⊙ x̂"),
+                ColumnReduction,
+                None,
+                &[0, 5],
+            ), // 9
+            (Text::same("∇β = Σ_rows ∇y"), ColumnReduction, None, &[0]), // 10
         ],
     )
 }
@@ -529,7 +563,7 @@ mod tests {
         let lvl = |g: &Graph, s: &str| {
             g.nodes
                 .iter()
-                .find(|n| n.label.starts_with(s))
+                .find(|n| n.label.en.starts_with(s))
                 .unwrap()
                 .sync_level
         };

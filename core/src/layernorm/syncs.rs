@@ -362,7 +362,10 @@ fn record_loads(b: &mut Block, row: usize, cols: usize, x: &[f32], dy: &[f32]) {
                     &addr,
                     4,
                     &vals,
-                    &format!("load {name}, columns of iteration {k}"),
+                    Text::new(
+                        format!("load {name}, columns of iteration {k}"),
+                        format!("载入 {name}，第 {k} 轮的各列"),
+                    ),
                 );
             }
         }
@@ -380,7 +383,7 @@ fn partials(threads: u32, cols: usize, f: impl Fn(usize) -> f32) -> Vec<f32> {
         .collect()
 }
 
-fn show(b: &mut Block, v: &[f32], label: &str) {
+fn show(b: &mut Block, v: &[f32], label: Text<&'static str>) {
     for w in 0..b.shape().warps() {
         let lanes: Vec<f64> = (0..WARP)
             .map(|l| f64::from(v[(w * WARP + l) as usize]))
@@ -410,8 +413,16 @@ fn fused_row(
     let xh: Vec<f32> = x.iter().map(|v| (v - s.mu) * s.r).collect();
     let pg = partials(threads, m, |c| g[c]);
     let pgx = partials(threads, m, |c| g[c] * xh[c]);
-    show(b, &pg, "thread partial of Σg");
-    show(b, &pgx, "thread partial of Σg·x̂");
+    show(
+        b,
+        &pg,
+        Text::new("thread partial of Σg", "每个线程的 Σg 部分和"),
+    );
+    show(
+        b,
+        &pgx,
+        Text::new("thread partial of Σg·x̂", "每个线程的 Σg·x̂ 部分和"),
+    );
     let sums = block_reduce(b, &[pg, pgx], &[0, 1], u64::from(WARP))?;
     let (sg, sgx) = (sums[0], sums[1]);
     let mf = m as f32;
@@ -442,7 +453,11 @@ fn autograd_row(
     let dxh: Vec<f32> = dy.iter().zip(gamma).map(|(d, c)| c * d).collect();
     let xc: Vec<f32> = x.iter().map(|v| v - s.mu).collect();
     let pa = partials(threads, m, |c| dxh[c] * xc[c]);
-    show(b, &pa, "thread partial of Σ∇x̂·xc");
+    show(
+        b,
+        &pa,
+        Text::new("thread partial of Σ∇x̂·xc", "每个线程的 Σ∇x̂·xc 部分和"),
+    );
     let zeros = vec![0.0f32; threads as usize];
     let a = block_reduce(b, &[pa.clone(), zeros], &[0], u64::from(WARP))?[0];
     let d_sigma = -a / (s.sigma * s.sigma);
@@ -456,7 +471,10 @@ fn autograd_row(
     show(
         b,
         &pb,
-        "∇xc needs ∇var (after reduction 1); thread partial of Σ∇xc",
+        Text::new(
+            "∇xc needs ∇var (after reduction 1); thread partial of Σ∇xc",
+            "∇xc 要等 ∇var（第 1 次归约之后）；每个线程的 Σ∇xc 部分和",
+        ),
     );
     let bsum = block_reduce(b, &[pa, pb], &[1], u64::from(WARP))?[0];
     let d_mu = -bsum;
@@ -485,8 +503,20 @@ pub fn run(p: &SyncsParams) -> Result<SyncsOutput, Error> {
     for r in 0..p.rows {
         let span = r * p.cols..(r + 1) * p.cols;
         let (xr, dyr) = (&x[span.clone()], &dy[span]);
-        let mut bf = Block::new("ker_ln_bw_dinp (rewrite: Σg, Σg·x̂ together)", shape);
-        let mut ba = Block::new("autograd-style row kernel (Σ∇x̂·xc, then Σ∇xc)", shape);
+        let mut bf = Block::new(
+            Text::new(
+                "ker_ln_bw_dinp (rewrite: Σg, Σg·x̂ together)",
+                "ker_ln_bw_dinp（重排：Σg、Σg·x̂ 一起归约）",
+            ),
+            shape,
+        );
+        let mut ba = Block::new(
+            Text::new(
+                "autograd-style row kernel (Σ∇x̂·xc, then Σ∇xc)",
+                "自动求导式的行内核（先 Σ∇x̂·xc，再 Σ∇xc）",
+            ),
+            shape,
+        );
         let fr = fused_row(&mut bf, r, xr, dyr, &gamma)?;
         let ar = autograd_row(&mut ba, r, xr, dyr, &gamma)?;
         let (xr64, dyr64) = (wide(xr), wide(dyr));
@@ -615,7 +645,7 @@ mod tests {
         let labels: Vec<_> = ev
             .iter()
             .filter(|e| e.level == Some(1))
-            .map(|e| e.label.clone())
+            .map(|e| e.label.en.clone())
             .collect();
         assert!(
             labels.iter().any(|l| l.starts_with("v0"))

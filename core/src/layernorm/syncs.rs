@@ -184,11 +184,11 @@ pub struct Graph {
     pub dependent_row_reductions: u32,
 }
 
+/// One node as a graph is written: its label, kind, reduction tree and predecessors.
+type NodeSpec<'a> = (Text<&'static str>, NodeKind, Option<u32>, &'a [usize]);
+
 impl Graph {
-    fn build(
-        name: Text<&'static str>,
-        spec: &[(Text<&'static str>, NodeKind, Option<u32>, &[usize])],
-    ) -> Graph {
+    fn build(name: Text<&'static str>, spec: &[NodeSpec]) -> Graph {
         let mut nodes: Vec<Node> = Vec::with_capacity(spec.len());
         let mut edges = Vec::new();
         for (id, (label, kind, tree, preds)) in spec.iter().enumerate() {

@@ -102,7 +102,7 @@ fn every_x_hat_of_the_syncs_graphs_gets_a_hat_over_an_x() {
     let in_graphs: usize = [&o.autograd_graph, &o.fused_graph]
         .iter()
         .flat_map(|g| &g.nodes)
-        .map(|n| n.label.matches("x\u{302}").count())
+        .map(|n| n.label.en.matches("x\u{302}").count())
         .sum();
     assert!(in_graphs >= 6, "the graphs name x̂ ({in_graphs})");
     assert!(

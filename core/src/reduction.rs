@@ -380,7 +380,10 @@ pub fn warp_reduce(
             mask,
             &v,
             active,
-            &format!("{tag}: partner lane ^ {mask}"),
+            Text::new(
+                format!("{tag}: partner lane ^ {mask}"),
+                format!("{tag}: 伙伴 lane ^ {mask}"),
+            ),
             Some(level),
         );
         v = v
@@ -390,10 +393,16 @@ pub fn warp_reduce(
             .collect();
         let shown: Vec<f64> = v.iter().map(|x| f64::from(*x)).collect();
         let what = match op {
-            ReduceOp::Sum => "add partner's value",
-            ReduceOp::Max => "max with partner's value",
+            ReduceOp::Sum => ("add partner's value", "加上伙伴的值"),
+            ReduceOp::Max => ("max with partner's value", "与伙伴的值取 max"),
         };
-        block.compute(warp, &shown, active, &format!("{tag}: {what}"), Some(level));
+        block.compute(
+            warp,
+            &shown,
+            active,
+            Text::new(format!("{tag}: {}", what.0), format!("{tag}: {}", what.1)),
+            Some(level),
+        );
         mask /= 2;
         level += 1;
     }
@@ -489,7 +498,10 @@ pub fn block_reduce_with(
                 &gaddr,
                 4,
                 &shown,
-                &format!("v{k}: load one value per thread"),
+                Text::new(
+                    format!("v{k}: load one value per thread"),
+                    format!("v{k}: 每个线程载入一个值"),
+                ),
             );
             let live = shape.threads.saturating_sub(w * n).min(n);
             if live < n {
@@ -498,7 +510,10 @@ pub fn block_reduce_with(
                     w,
                     &shown,
                     Mask::first(n),
-                    &format!("v{k}: lanes ≥ {live} hold no thread and take {pad}"),
+                    Text::new(
+                        format!("v{k}: lanes ≥ {live} hold no thread and take {pad}"),
+                        format!("v{k}: lane ≥ {live} 没有线程，取 {pad}"),
+                    ),
                     Some(0),
                 );
             }
@@ -517,7 +532,10 @@ pub fn block_reduce_with(
             )?;
         }
     }
-    block.barrier("partial sums visible to warp 0");
+    block.barrier(Text::new(
+        "partial sums visible to warp 0",
+        "部分和对线程束 0 可见",
+    ));
     let mut out = Vec::with_capacity(ks.len());
     for &k in ks {
         let addr: Vec<_> = (0..n)
@@ -527,7 +545,10 @@ pub fn block_reduce_with(
             0,
             &addr,
             4,
-            &format!("v{k}: warp 0 loads the {warps} partials"),
+            Text::new(
+                format!("v{k}: warp 0 loads the {warps} partials"),
+                format!("v{k}: 线程束 0 载入 {warps} 个部分和"),
+            ),
             None,
         )?;
         let lanes: Vec<f32> = (0..n)
@@ -544,7 +565,10 @@ pub fn block_reduce_with(
             0,
             &shown,
             Mask::first(n),
-            &format!("v{k}: lanes ≥ {warps} take {pad}"),
+            Text::new(
+                format!("v{k}: lanes ≥ {warps} take {pad}"),
+                format!("v{k}: lane ≥ {warps} 取 {pad}"),
+            ),
             Some(0),
         );
         let s = warp_reduce(block, 0, &lanes, &format!("v{k} block"), op);
@@ -554,12 +578,18 @@ pub fn block_reduce_with(
             &addr,
             4,
             &[f64::from(s[0])],
-            &format!("v{k}: block sum → shared[{k}][0]"),
+            Text::new(
+                format!("v{k}: block sum → shared[{k}][0]"),
+                format!("v{k}: 块内和 → shared[{k}][0]"),
+            ),
             None,
         )?;
         out.push(s[0]);
     }
-    block.barrier("block sum visible to every thread");
+    block.barrier(Text::new(
+        "block sum visible to every thread",
+        "块内和对每个线程可见",
+    ));
     for w in 0..warps {
         for &k in ks {
             let addr: Vec<_> = (0..n).map(|_| Some(at(k, 0))).collect();
@@ -610,11 +640,23 @@ pub fn run_on(p: &ReductionParams, inputs: Vec<Vec<f32>>) -> Result<ReductionOut
     let reference_sums: Vec<f64> = inputs.iter().map(|v| p.op.reference(v)).collect();
     // shared[k][warp_size]: one row of `warp` floats per value.
     let stride = u64::from(p.warp);
-    let mut together = Block::new("block_reduce (K values together)", shape);
+    let mut together = Block::new(
+        Text::new(
+            "block_reduce (K values together)",
+            "block_reduce（K 组值一起归约）",
+        ),
+        shape,
+    );
     let all: Vec<usize> = (0..k).collect();
     let id = p.op.identity();
     let sums = block_reduce_with(&mut together, &inputs, &all, stride, p.op, id)?;
-    let mut sequential = Block::new("block_reduce (K values one after the other)", shape);
+    let mut sequential = Block::new(
+        Text::new(
+            "block_reduce (K values one after the other)",
+            "block_reduce（K 组值逐组归约）",
+        ),
+        shape,
+    );
     let mut sums_sequential = Vec::with_capacity(k);
     for i in 0..k {
         sums_sequential.extend(block_reduce_with(
@@ -627,7 +669,13 @@ pub fn run_on(p: &ReductionParams, inputs: Vec<Vec<f32>>) -> Result<ReductionOut
         )?);
     }
     // The same kernel with 0 where the identity belongs (its trace is not kept).
-    let mut scratch = Block::new("block_reduce (0 in the empty lanes)", shape);
+    let mut scratch = Block::new(
+        Text::new(
+            "block_reduce (0 in the empty lanes)",
+            "block_reduce（空 lane 填 0）",
+        ),
+        shape,
+    );
     let sums_zero_identity = block_reduce_with(&mut scratch, &inputs, &all, stride, p.op, 0.0)?;
     let warps = shape.warps();
     let identity_lanes = (warps * p.warp - p.threads) + (p.warp - warps);

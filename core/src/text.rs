@@ -22,6 +22,45 @@ impl<S> Text<S> {
     }
 }
 
+impl<S: Copy> Text<S> {
+    /// A text worded the same in both languages: a formula or a symbol (`∇y`, `P = g′ ⊙ y`).
+    pub const fn same(s: S) -> Self {
+        Text { en: s, zh: s }
+    }
+}
+
+impl Text {
+    /// A text built at run time, worded the same in both languages: code, a formula, an
+    /// identifier (a trace event's `xor 16`, a WGSL line).
+    pub fn same_owned(s: impl Into<String>) -> Self {
+        let s = s.into();
+        Text {
+            en: s.clone(),
+            zh: s,
+        }
+    }
+}
+
+/// Code, a formula or an identifier: the same in both languages.
+impl From<&str> for Text {
+    fn from(s: &str) -> Self {
+        Text::same_owned(s)
+    }
+}
+
+/// Code, a formula or an identifier: the same in both languages.
+impl From<&String> for Text {
+    fn from(s: &String) -> Self {
+        Text::same_owned(s.as_str())
+    }
+}
+
+impl From<Text<&str>> for Text {
+    fn from(t: Text<&str>) -> Self {
+        Text::new(t.en.to_owned(), t.zh.to_owned())
+    }
+}
+
 impl<S: AsRef<str>> Text<S> {
     /// The Chinese wording when `zh`, else the English one.
     pub fn get(&self, zh: bool) -> &str {

@@ -56,7 +56,7 @@ fn partners_are_xor(t: &Trace) {
                             lane.source,
                             Some(Source::Lane(l as u32 ^ arg)),
                             "{}",
-                            e.label
+                            e.label.en
                         );
                     }
                 }

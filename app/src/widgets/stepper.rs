@@ -111,7 +111,7 @@ impl Stepper {
                     ui,
                     "{} — event {} of {len}",
                     "{} — 第 {} 个事件，共 {len} 个",
-                    trace.kernel,
+                    crate::i18n::pick(ui, &trace.kernel),
                     self.pos
                 ),
             );

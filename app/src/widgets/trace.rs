@@ -27,7 +27,8 @@ fn lane_cells(e: &Event) -> Vec<LaneCell> {
 
 /// The value set an event works on: its label up to the colon (`v0`, `v0 block`).
 fn tag(e: &Event) -> Option<&str> {
-    e.label.split_once(':').map(|(t, _)| t)
+    // The tag is the same in both languages; the English wording is the stable one.
+    e.label.en.split_once(':').map(|(t, _)| t)
 }
 
 /// Rows of the butterfly for `tag` in `events`, filled up to event index `upto`.
@@ -81,7 +82,7 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
     let e = &events[i];
     ui.horizontal_wrapped(|ui| {
         ui.strong(trf!(ui, "warp {w} · {}", "线程束 {w} · {}", e.kind.short()));
-        widgets::marks::label(ui, &e.label);
+        widgets::marks::label(ui, crate::i18n::pick(ui, &e.label));
         if let Some(l) = e.level {
             ui.label(trf!(ui, "· tree level {l}", "· 树的第 {l} 层"));
         }
@@ -134,7 +135,7 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
         // A max reduction labels its combining step `max with partner's value`.
         let max = events
             .iter()
-            .any(|x| tag(x) == Some(t) && x.label.contains("max with partner"));
+            .any(|x| tag(x) == Some(t) && x.label.en.contains("max with partner"));
         let down = events.iter().any(|x| {
             tag(x) == Some(t)
                 && matches!(
@@ -191,7 +192,7 @@ pub fn body(ui: &mut egui::Ui, trace: &Trace, timeline: &[(usize, usize)], pos: 
                         ui,
                         "Shared memory, last request of warp {w}: {} — {} wavefront(s), ideal {}",
                         "共享内存，线程束 {w} 的最近一次请求：{} — {} 轮，理想 {}",
-                        se.label,
+                        crate::i18n::pick(ui, &se.label),
                         cost.wavefronts,
                         cost.ideal_wavefronts
                     ))

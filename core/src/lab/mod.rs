@@ -33,6 +33,8 @@ use std::rc::Rc;
 
 use naga::{AddressSpace, Expression, Handle, Module};
 
+use crate::text::Text;
+
 use crate::Error;
 use crate::simt::trace::{Lane, Metrics, Origin, WarpTrace};
 use crate::simt::{Event, EventKind, Trace};
@@ -695,7 +697,8 @@ impl<'m> Machine<'m> {
                 Event {
                     seq: 0,
                     kind,
-                    label,
+                    // A source line: the same in both languages.
+                    label: Text::same_owned(label),
                     level: None,
                     lanes,
                     metrics,
@@ -781,7 +784,7 @@ impl<'m> Machine<'m> {
             warnings: std::mem::take(&mut self.stats.warnings),
             events,
             trace: Trace {
-                kernel: entry,
+                kernel: Text::same_owned(entry),
                 origin: Origin::Simulated,
                 warp_size: subgroup_size,
                 block_threads: self.threads as u32,

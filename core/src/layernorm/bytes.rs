@@ -190,8 +190,8 @@ pub enum Extent {
 /// One operand a kernel reads or writes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Operand {
-    /// Its name, e.g. `∇y`.
-    pub name: String,
+    /// Its name, e.g. `∇y`, or `x̂ (saved)` / `x̂（已保存）`.
+    pub name: Text<&'static str>,
     /// Its extent.
     pub extent: Extent,
     /// Elements.
@@ -205,8 +205,8 @@ pub struct Operand {
 /// One kernel of a ledger, with every operand.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LedgerKernel {
-    /// What it computes.
-    pub name: String,
+    /// What it computes, in both languages (its formula the same in both).
+    pub name: Text<&'static str>,
     /// Operands read.
     pub reads: Vec<Operand>,
     /// Operands written.
@@ -295,14 +295,14 @@ struct Shape {
 }
 
 impl Shape {
-    fn op(&self, name: &str, extent: Extent) -> Operand {
+    fn op(&self, name: Text<&'static str>, extent: Extent) -> Operand {
         let (elements, elem_bytes) = match extent {
             Extent::Tensor => (self.n * self.d, self.eb),
             Extent::Row => (self.n, 4),
             Extent::Column => (self.d, self.eb),
         };
         Operand {
-            name: name.to_owned(),
+            name,
             extent,
             elements,
             elem_bytes,
@@ -311,10 +311,11 @@ impl Shape {
     }
 }
 
+/// One kernel of a ledger: its name, the operands it reads and writes, its launches.
 type Spec<'a> = (
-    &'a str,
-    &'a [(&'a str, Extent)],
-    &'a [(&'a str, Extent)],
+    Text<&'static str>,
+    &'a [(Text<&'static str>, Extent)],
+    &'a [(Text<&'static str>, Extent)],
     u64,
 );
 
@@ -323,10 +324,11 @@ fn ledger(s: &Shape, dev: &Device, spec: &[Spec]) -> Ledger {
     let kernels: Vec<LedgerKernel> = spec
         .iter()
         .map(|(name, reads, writes, launches)| {
-            let reads: Vec<Operand> = reads.iter().map(|(n, e)| s.op(n, *e)).collect();
-            let writes: Vec<Operand> = writes.iter().map(|(n, e)| s.op(n, *e)).collect();
+            let reads: Vec<Operand> = reads.iter().map(|(n, e)| s.op(*n, *e)).collect();
+            let writes: Vec<Operand> = writes.iter().map(|(n, e)| s.op(*n, *e)).collect();
             let cost = KernelCost {
-                name: (*name).to_owned(),
+                // The cost model's name is an identifier for logs and sums: the English one.
+                name: name.en.to_owned(),
                 bytes_read: reads.iter().map(|o| o.bytes as f64).sum(),
                 bytes_written: writes.iter().map(|o| o.bytes as f64).sum(),
                 flops: 0.0,
@@ -335,7 +337,7 @@ fn ledger(s: &Shape, dev: &Device, spec: &[Spec]) -> Ledger {
             let us = cost.seconds(dev, 1.0) * 1e6;
             let tensor_passes = cost.bytes() / tensor_bytes;
             LedgerKernel {
-                name: (*name).to_owned(),
+                name: *name,
                 reads,
                 writes,
                 cost,
@@ -380,48 +382,86 @@ pub fn run(p: &BytesParams) -> Result<BytesOutput, Error> {
         &s,
         dev,
         &[
-            ("1 ∇β = Σ_rows ∇y", &[("∇y", T)], &[("∇β", C)], 1),
             (
-                "2 ∇γ = Σ_rows ∇y⊙x̂",
-                &[("∇y", T), ("x̂ (saved)", T)],
-                &[("∇γ", C)],
-                1,
-            ),
-            ("3 ∇x̂ = γ⊙∇y", &[("∇y", T), ("γ", C)], &[("∇x̂", T)], 1),
-            (
-                "4 div backward: ∇xc₁ = ∇x̂/σ, ∇σ = −Σ∇x̂·xc/σ²",
-                &[("∇x̂", T), ("xc (saved)", T), ("σ (saved)", R)],
-                &[("∇xc₁", T), ("∇σ", R)],
+                Text::same("1 ∇β = Σ_rows ∇y"),
+                &[(Text::same("∇y"), T)],
+                &[(Text::same("∇β"), C)],
                 1,
             ),
             (
-                "5 sqrt + mean backward: ∇s = expand(∇σ/(2σ))/m",
-                &[("∇σ", R), ("σ (saved)", R)],
-                &[("∇s", T)],
+                Text::same("2 ∇γ = Σ_rows ∇y⊙x̂"),
+                &[
+                    (Text::same("∇y"), T),
+                    (Text::new("x̂ (saved)", "x̂（已保存）"), T),
+                ],
+                &[(Text::same("∇γ"), C)],
                 1,
             ),
             (
-                "6 square backward: ∇xc₂ = 2·xc⊙∇s",
-                &[("xc (saved)", T), ("∇s", T)],
-                &[("∇xc₂", T)],
+                Text::same("3 ∇x̂ = γ⊙∇y"),
+                &[(Text::same("∇y"), T), (Text::same("γ"), C)],
+                &[(Text::same("∇x̂"), T)],
                 1,
             ),
             (
-                "7 accumulate ∇xc = ∇xc₁ + ∇xc₂",
-                &[("∇xc₁", T), ("∇xc₂", T)],
-                &[("∇xc", T)],
+                Text::new(
+                    "4 div backward: ∇xc₁ = ∇x̂/σ, ∇σ = −Σ∇x̂·xc/σ²",
+                    "4 除法反向: ∇xc₁ = ∇x̂/σ, ∇σ = −Σ∇x̂·xc/σ²",
+                ),
+                &[
+                    (Text::same("∇x̂"), T),
+                    (Text::new("xc (saved)", "xc（已保存）"), T),
+                    (Text::new("σ (saved)", "σ（已保存）"), R),
+                ],
+                &[(Text::same("∇xc₁"), T), (Text::same("∇σ"), R)],
                 1,
             ),
             (
-                "8 sub backward: ∇μ = −Σ_cols ∇xc",
-                &[("∇xc", T)],
-                &[("∇μ", R)],
+                Text::new(
+                    "5 sqrt + mean backward: ∇s = expand(∇σ/(2σ))/m",
+                    "5 开方 + 均值反向: ∇s = expand(∇σ/(2σ))/m",
+                ),
+                &[
+                    (Text::same("∇σ"), R),
+                    (Text::new("σ (saved)", "σ（已保存）"), R),
+                ],
+                &[(Text::same("∇s"), T)],
                 1,
             ),
             (
-                "9 mean backward + accumulate: ∇x = ∇xc + ∇μ/m",
-                &[("∇xc", T), ("∇μ", R)],
-                &[("∇x", T)],
+                Text::new(
+                    "6 square backward: ∇xc₂ = 2·xc⊙∇s",
+                    "6 平方反向: ∇xc₂ = 2·xc⊙∇s",
+                ),
+                &[
+                    (Text::new("xc (saved)", "xc（已保存）"), T),
+                    (Text::same("∇s"), T),
+                ],
+                &[(Text::same("∇xc₂"), T)],
+                1,
+            ),
+            (
+                Text::new("7 accumulate ∇xc = ∇xc₁ + ∇xc₂", "7 累加 ∇xc = ∇xc₁ + ∇xc₂"),
+                &[(Text::same("∇xc₁"), T), (Text::same("∇xc₂"), T)],
+                &[(Text::same("∇xc"), T)],
+                1,
+            ),
+            (
+                Text::new(
+                    "8 sub backward: ∇μ = −Σ_cols ∇xc",
+                    "8 减法反向: ∇μ = −Σ_cols ∇xc",
+                ),
+                &[(Text::same("∇xc"), T)],
+                &[(Text::same("∇μ"), R)],
+                1,
+            ),
+            (
+                Text::new(
+                    "9 mean backward + accumulate: ∇x = ∇xc + ∇μ/m",
+                    "9 均值反向 + 累加: ∇x = ∇xc + ∇μ/m",
+                ),
+                &[(Text::same("∇xc"), T), (Text::same("∇μ"), R)],
+                &[(Text::same("∇x"), T)],
                 1,
             ),
         ],
@@ -431,21 +471,32 @@ pub fn run(p: &BytesParams) -> Result<BytesOutput, Error> {
         dev,
         &[
             (
-                "row blocks (ker_ln_bw_dinp): ∇x = r·(g − (Σg + x̂Σg·x̂)/m)",
+                Text::new(
+                    "row blocks (ker_ln_bw_dinp): ∇x = r·(g − (Σg + x̂Σg·x̂)/m)",
+                    "行块 (ker_ln_bw_dinp): ∇x = r·(g − (Σg + x̂Σg·x̂)/m)",
+                ),
                 &[
-                    ("∇y", T),
-                    ("x", T),
-                    ("γ", C),
-                    ("μ (saved)", R),
-                    ("r (saved)", R),
+                    (Text::same("∇y"), T),
+                    (Text::same("x"), T),
+                    (Text::same("γ"), C),
+                    (Text::new("μ (saved)", "μ（已保存）"), R),
+                    (Text::new("r (saved)", "r（已保存）"), R),
                 ],
-                &[("∇x", T)],
+                &[(Text::same("∇x"), T)],
                 1,
             ),
             (
-                "column-tile blocks (ker_ln_bw_dgamma_dbetta), same launch: ∇γ, ∇β",
-                &[("∇y", T), ("x", T), ("μ (saved)", R), ("r (saved)", R)],
-                &[("∇γ", C), ("∇β", C)],
+                Text::new(
+                    "column-tile blocks (ker_ln_bw_dgamma_dbetta), same launch: ∇γ, ∇β",
+                    "列分块 (ker_ln_bw_dgamma_dbetta), 同一次发射: ∇γ, ∇β",
+                ),
+                &[
+                    (Text::same("∇y"), T),
+                    (Text::same("x"), T),
+                    (Text::new("μ (saved)", "μ（已保存）"), R),
+                    (Text::new("r (saved)", "r（已保存）"), R),
+                ],
+                &[(Text::same("∇γ"), C), (Text::same("∇β"), C)],
                 0,
             ),
         ],

@@ -160,8 +160,9 @@ pub enum NodeKind {
 pub struct Node {
     /// Index in [`Graph::nodes`] (topological order).
     pub id: usize,
-    /// The formula, e.g. `∇σ = −Σⱼ ∇x̂ⱼ·xcⱼ / σ²`.
-    pub label: String,
+    /// The formula, e.g. `∇σ = −Σⱼ ∇x̂ⱼ·xcⱼ / σ²` (the same in both languages), or a saved
+    /// input, `σ (saved)` / `σ（已保存）`.
+    pub label: Text<&'static str>,
     /// Its kind.
     pub kind: NodeKind,
     /// Row reductions with the same tree id travel up one reduction tree together.
@@ -183,7 +184,7 @@ pub struct Edge {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Graph {
     /// Which version.
-    pub name: String,
+    pub name: Text<&'static str>,
     /// Nodes in topological order.
     pub nodes: Vec<Node>,
     /// Edges.
@@ -192,8 +193,11 @@ pub struct Graph {
     pub dependent_row_reductions: u32,
 }
 
+/// One node as a graph is written: its label, kind, reduction tree and predecessors.
+type NodeSpec<'a> = (Text<&'static str>, NodeKind, Option<u32>, &'a [usize]);
+
 impl Graph {
-    fn build(name: &str, spec: &[(&str, NodeKind, Option<u32>, &[usize])]) -> Graph {
+    fn build(name: Text<&'static str>, spec: &[NodeSpec]) -> Graph {
         let mut nodes: Vec<Node> = Vec::with_capacity(spec.len());
         let mut edges = Vec::new();
         for (id, (label, kind, tree, preds)) in spec.iter().enumerate() {
@@ -206,7 +210,7 @@ impl Graph {
             edges.extend(preds.iter().map(|&from| Edge { from, to: id }));
             nodes.push(Node {
                 id,
-                label: (*label).to_owned(),
+                label: *label,
                 kind: *kind,
                 tree: *tree,
                 sync_level: before + own,
@@ -214,7 +218,7 @@ impl Graph {
         }
         let dependent_row_reductions = nodes.iter().map(|n| n.sync_level).max().unwrap_or(0);
         Graph {
-            name: name.to_owned(),
+            name,
             nodes,
             edges,
             dependent_row_reductions,
@@ -226,21 +230,41 @@ impl Graph {
 pub fn autograd_graph() -> Graph {
     use NodeKind::*;
     Graph::build(
-        "autograd-style chain",
+        Text::new("autograd-style chain", "自动求导式的链"),
         &[
-            ("∇y", Input, None, &[]),                                       // 0
-            ("γ", Input, None, &[]),                                        // 1
-            ("xc = x − μ (saved)", Input, None, &[]),                       // 2
-            ("σ (saved)", Input, None, &[]),                                // 3
-            ("x̂ (saved)", Input, None, &[]),                                // 4
-            ("∇x̂ = γ ⊙ ∇y", Elementwise, None, &[0, 1]),                    // 5
-            ("∇σ = −Σⱼ ∇x̂ⱼ·xcⱼ / σ²", RowReduction, Some(1), &[5, 2, 3]),   // 6
-            ("∇var = ∇σ / (2σ)", RowScalar, None, &[6, 3]),                 // 7
-            ("∇xc = ∇x̂/σ + 2·xc·∇var/m", Elementwise, None, &[5, 3, 2, 7]), // 8
-            ("∇μ = −Σⱼ ∇xcⱼ", RowReduction, Some(2), &[8]),                 // 9
-            ("∇x = ∇xc + ∇μ/m", Elementwise, None, &[8, 9]),                // 10
-            ("∇γ = Σ_rows ∇y ⊙ x̂", ColumnReduction, None, &[0, 4]),         // 11
-            ("∇β = Σ_rows ∇y", ColumnReduction, None, &[0]),                // 12
+            (Text::same("∇y"), Input, None, &[]), // 0
+            (Text::same("γ"), Input, None, &[]),  // 1
+            (
+                Text::new("xc = x − μ (saved)", "xc = x − μ（已保存）"),
+                Input,
+                None,
+                &[],
+            ), // 2
+            (Text::new("σ (saved)", "σ（已保存）"), Input, None, &[]), // 3
+            (Text::new("x̂ (saved)", "x̂（已保存）"), Input, None, &[]), // 4
+            (Text::same("∇x̂ = γ ⊙ ∇y"), Elementwise, None, &[0, 1]), // 5
+            (
+                Text::same("∇σ = −Σⱼ ∇x̂ⱼ·xcⱼ / σ²"),
+                RowReduction,
+                Some(1),
+                &[5, 2, 3],
+            ), // 6
+            (Text::same("∇var = ∇σ / (2σ)"), RowScalar, None, &[6, 3]), // 7
+            (
+                Text::same("∇xc = ∇x̂/σ + 2·xc·∇var/m"),
+                Elementwise,
+                None,
+                &[5, 3, 2, 7],
+            ), // 8
+            (Text::same("∇μ = −Σⱼ ∇xcⱼ"), RowReduction, Some(2), &[8]), // 9
+            (Text::same("∇x = ∇xc + ∇μ/m"), Elementwise, None, &[8, 9]), // 10
+            (
+                Text::same("∇γ = Σ_rows ∇y ⊙ x̂"),
+                ColumnReduction,
+                None,
+                &[0, 4],
+            ), // 11
+            (Text::same("∇β = Σ_rows ∇y"), ColumnReduction, None, &[0]), // 12
         ],
     )
 }
@@ -249,24 +273,34 @@ pub fn autograd_graph() -> Graph {
 pub fn fused_graph() -> Graph {
     use NodeKind::*;
     Graph::build(
-        "rewrite (HW4 form)",
+        Text::new("rewrite (HW4 form)", "重排（HW4 形式）"),
         &[
-            ("∇y", Input, None, &[]),                      // 0
-            ("γ", Input, None, &[]),                       // 1
-            ("x", Input, None, &[]),                       // 2
-            ("μ, r (saved)", Input, None, &[]),            // 3
-            ("g = γ ⊙ ∇y", Elementwise, None, &[0, 1]),    // 4
-            ("x̂ = (x − μ)·r", Elementwise, None, &[2, 3]), // 5
-            ("Σg", RowReduction, Some(1), &[4]),           // 6
-            ("Σg·x̂", RowReduction, Some(1), &[4, 5]),      // 7
+            (Text::same("∇y"), Input, None, &[]), // 0
+            (Text::same("γ"), Input, None, &[]),  // 1
+            (Text::same("x"), Input, None, &[]),  // 2
             (
-                "∇x = r·(g − (Σg + x̂·Σg·x̂)/m)",
+                Text::new("μ, r (saved)", "μ, r（已保存）"),
+                Input,
+                None,
+                &[],
+            ), // 3
+            (Text::same("g = γ ⊙ ∇y"), Elementwise, None, &[0, 1]), // 4
+            (Text::same("x̂ = (x − μ)·r"), Elementwise, None, &[2, 3]), // 5
+            (Text::same("Σg"), RowReduction, Some(1), &[4]), // 6
+            (Text::same("Σg·x̂"), RowReduction, Some(1), &[4, 5]), // 7
+            (
+                Text::same("∇x = r·(g − (Σg + x̂·Σg·x̂)/m)"),
                 Elementwise,
                 None,
                 &[4, 5, 6, 7, 3],
             ), // 8
-            ("∇γ = Σ_rows ∇y ⊙ x̂", ColumnReduction, None, &[0, 5]), // 9
-            ("∇β = Σ_rows ∇y", ColumnReduction, None, &[0]), // 10
+            (
+                Text::same("∇γ = Σ_rows ∇y ⊙ x̂"),
+                ColumnReduction,
+                None,
+                &[0, 5],
+            ), // 9
+            (Text::same("∇β = Σ_rows ∇y"), ColumnReduction, None, &[0]), // 10
         ],
     )
 }
@@ -337,7 +371,10 @@ fn record_loads(b: &mut Block, row: usize, cols: usize, x: &[f32], dy: &[f32]) {
                     &addr,
                     4,
                     &vals,
-                    &format!("load {name}, columns of iteration {k}"),
+                    Text::new(
+                        format!("load {name}, columns of iteration {k}"),
+                        format!("载入 {name}，第 {k} 轮的各列"),
+                    ),
                 );
             }
         }
@@ -355,7 +392,7 @@ fn partials(threads: u32, cols: usize, f: impl Fn(usize) -> f32) -> Vec<f32> {
         .collect()
 }
 
-fn show(b: &mut Block, v: &[f32], label: &str) {
+fn show(b: &mut Block, v: &[f32], label: Text<&'static str>) {
     for w in 0..b.shape().warps() {
         let lanes: Vec<f64> = (0..WARP)
             .map(|l| f64::from(v[(w * WARP + l) as usize]))
@@ -385,8 +422,16 @@ fn fused_row(
     let xh: Vec<f32> = x.iter().map(|v| (v - s.mu) * s.r).collect();
     let pg = partials(threads, m, |c| g[c]);
     let pgx = partials(threads, m, |c| g[c] * xh[c]);
-    show(b, &pg, "thread partial of Σg");
-    show(b, &pgx, "thread partial of Σg·x̂");
+    show(
+        b,
+        &pg,
+        Text::new("thread partial of Σg", "每个线程的 Σg 部分和"),
+    );
+    show(
+        b,
+        &pgx,
+        Text::new("thread partial of Σg·x̂", "每个线程的 Σg·x̂ 部分和"),
+    );
     let sums = block_reduce(b, &[pg, pgx], &[0, 1], u64::from(WARP))?;
     let (sg, sgx) = (sums[0], sums[1]);
     let mf = m as f32;
@@ -417,7 +462,11 @@ fn autograd_row(
     let dxh: Vec<f32> = dy.iter().zip(gamma).map(|(d, c)| c * d).collect();
     let xc: Vec<f32> = x.iter().map(|v| v - s.mu).collect();
     let pa = partials(threads, m, |c| dxh[c] * xc[c]);
-    show(b, &pa, "thread partial of Σ∇x̂·xc");
+    show(
+        b,
+        &pa,
+        Text::new("thread partial of Σ∇x̂·xc", "每个线程的 Σ∇x̂·xc 部分和"),
+    );
     let zeros = vec![0.0f32; threads as usize];
     let a = block_reduce(b, &[pa.clone(), zeros], &[0], u64::from(WARP))?[0];
     let d_sigma = -a / (s.sigma * s.sigma);
@@ -431,7 +480,10 @@ fn autograd_row(
     show(
         b,
         &pb,
-        "∇xc needs ∇var (after reduction 1); thread partial of Σ∇xc",
+        Text::new(
+            "∇xc needs ∇var (after reduction 1); thread partial of Σ∇xc",
+            "∇xc 要等 ∇var（第 1 次归约之后）；每个线程的 Σ∇xc 部分和",
+        ),
     );
     let bsum = block_reduce(b, &[pa, pb], &[1], u64::from(WARP))?[0];
     let d_mu = -bsum;
@@ -460,8 +512,20 @@ pub fn run(p: &SyncsParams) -> Result<SyncsOutput, Error> {
     for r in 0..p.rows {
         let span = r * p.cols..(r + 1) * p.cols;
         let (xr, dyr) = (&x[span.clone()], &dy[span]);
-        let mut bf = Block::new("ker_ln_bw_dinp (rewrite: Σg, Σg·x̂ together)", shape);
-        let mut ba = Block::new("autograd-style row kernel (Σ∇x̂·xc, then Σ∇xc)", shape);
+        let mut bf = Block::new(
+            Text::new(
+                "ker_ln_bw_dinp (rewrite: Σg, Σg·x̂ together)",
+                "ker_ln_bw_dinp（重排：Σg、Σg·x̂ 一起归约）",
+            ),
+            shape,
+        );
+        let mut ba = Block::new(
+            Text::new(
+                "autograd-style row kernel (Σ∇x̂·xc, then Σ∇xc)",
+                "自动求导式的行内核（先 Σ∇x̂·xc，再 Σ∇xc）",
+            ),
+            shape,
+        );
         let fr = fused_row(&mut bf, r, xr, dyr, &gamma)?;
         let ar = autograd_row(&mut ba, r, xr, dyr, &gamma)?;
         let (xr64, dyr64) = (wide(xr), wide(dyr));
@@ -544,7 +608,7 @@ mod tests {
         let lvl = |g: &Graph, s: &str| {
             g.nodes
                 .iter()
-                .find(|n| n.label.starts_with(s))
+                .find(|n| n.label.en.starts_with(s))
                 .unwrap()
                 .sync_level
         };
@@ -596,7 +660,7 @@ mod tests {
         let labels: Vec<_> = ev
             .iter()
             .filter(|e| e.level == Some(1))
-            .map(|e| e.label.clone())
+            .map(|e| e.label.en.clone())
             .collect();
         assert!(
             labels.iter().any(|l| l.starts_with("v0"))

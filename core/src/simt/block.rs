@@ -12,6 +12,7 @@ use super::shuffle::{self, Register, ShuffleMode};
 use super::trace::{Event, EventKind, Lane, Metrics, Origin, Trace, WarpTrace};
 use super::{MAX_BLOCK_THREADS, MAX_WARP_SIZE, Mask, atomic, global};
 use crate::Error;
+use crate::text::Text;
 
 /// Shared memory per block the model allows by default (48 KiB, CUDA's static limit).
 pub const DEFAULT_SHARED_BYTES: u64 = 48 * 1024;
@@ -79,13 +80,13 @@ pub struct Block {
     shared: HashMap<u64, f64>,
     seq: u64,
     barriers: u32,
-    kernel: String,
+    kernel: Text,
     warps: Vec<WarpTrace>,
 }
 
 impl Block {
     /// A block of `shape` running `kernel`, with 48 KiB of shared memory in 32 × 4-byte banks.
-    pub fn new(kernel: &str, shape: BlockShape) -> Self {
+    pub fn new(kernel: impl Into<Text>, shape: BlockShape) -> Self {
         Block {
             shape,
             banks: BankConfig::default(),
@@ -93,7 +94,7 @@ impl Block {
             shared: HashMap::new(),
             seq: 0,
             barriers: 0,
-            kernel: kernel.to_owned(),
+            kernel: kernel.into(),
             warps: (0..shape.warps())
                 .map(|w| WarpTrace {
                     warp: w,
@@ -117,7 +118,7 @@ impl Block {
         &mut self,
         warp: u32,
         kind: EventKind,
-        label: &str,
+        label: impl Into<Text>,
         level: Option<u32>,
         lanes: Vec<Lane>,
         metrics: Metrics,
@@ -125,7 +126,7 @@ impl Block {
         let e = Event {
             seq: self.seq,
             kind,
-            label: label.to_owned(),
+            label: label.into(),
             level,
             lanes,
             metrics,
@@ -193,7 +194,7 @@ impl Block {
         arg: u32,
         values: &[T],
         active: Mask,
-        label: &str,
+        label: impl Into<Text>,
         level: Option<u32>,
     ) -> Vec<T> {
         let (out, src) = shuffle::shuffle(mode, arg, self.shape.warp_size, values, active);
@@ -222,7 +223,7 @@ impl Block {
         warp: u32,
         values: &[f64],
         active: Mask,
-        label: &str,
+        label: impl Into<Text>,
         level: Option<u32>,
     ) {
         let lanes = self.lanes_of(None, values, active);
@@ -268,7 +269,7 @@ impl Block {
         addresses: &[Option<u64>],
         width: u32,
         values: &[f64],
-        label: &str,
+        label: impl Into<Text>,
         level: Option<u32>,
     ) -> Result<(), Error> {
         let addresses = &self.existing(warp, addresses);
@@ -301,7 +302,7 @@ impl Block {
         warp: u32,
         addresses: &[Option<u64>],
         width: u32,
-        label: &str,
+        label: impl Into<Text>,
         level: Option<u32>,
     ) -> Result<Vec<f64>, Error> {
         let addresses = &self.existing(warp, addresses);
@@ -338,7 +339,7 @@ impl Block {
         addresses: &[Option<u64>],
         width: u32,
         values: &[f64],
-        label: &str,
+        label: impl Into<Text>,
     ) {
         let addresses = &self.existing(warp, addresses);
         let c = global::sectors(addresses, width);
@@ -363,7 +364,7 @@ impl Block {
         addresses: &[Option<u64>],
         width: u32,
         values: &[f64],
-        label: &str,
+        label: impl Into<Text>,
     ) {
         let addresses = &self.existing(warp, addresses);
         let c = atomic::contention(addresses);
@@ -377,14 +378,15 @@ impl Block {
     }
 
     /// `__syncthreads()`: every warp of the block reaches the barrier.
-    pub fn barrier(&mut self, label: &str) {
+    pub fn barrier(&mut self, label: impl Into<Text>) {
+        let label: Text = label.into();
         self.barriers += 1;
         let kind = EventKind::Barrier {
             index: self.barriers,
         };
         for w in 0..self.shape.warps() {
             let lanes = self.lanes_of(None, &[], self.shape.active(w));
-            self.record(w, kind, label, None, lanes, Metrics::default());
+            self.record(w, kind, label.clone(), None, lanes, Metrics::default());
         }
     }
 

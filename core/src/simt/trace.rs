@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::shuffle::{ShuffleMode, Source};
+use crate::text::Text;
 
 /// Where a trace came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,8 +126,9 @@ pub struct Event {
     pub seq: u64,
     /// What it did.
     pub kind: EventKind,
-    /// What the kernel means by it, e.g. `partial sums → shared[k][warp]`.
-    pub label: String,
+    /// What the kernel means by it, e.g. `partial sums → shared[k][warp]`, in both languages
+    /// (code and formulas the same in both).
+    pub label: Text,
     /// For reductions: the tree level this event belongs to (0 = leaves).
     pub level: Option<u32>,
     /// One entry per lane of the warp.
@@ -150,8 +152,8 @@ pub struct WarpTrace {
 /// A whole block's run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
-    /// The kernel's name.
-    pub kernel: String,
+    /// The kernel's name (its identifier, with a note in both languages where core adds one).
+    pub kernel: Text,
     /// Simulated or recorded.
     pub origin: Origin,
     /// Lanes per warp.

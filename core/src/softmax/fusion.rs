@@ -208,8 +208,8 @@ pub struct Access {
 /// One kernel of a data flow, every byte itemised.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KernelAudit {
-    /// What it computes.
-    pub name: String,
+    /// What it computes, in both languages (its formula the same in both).
+    pub name: Text<&'static str>,
     /// Tensors read.
     pub reads: Vec<Access>,
     /// Tensors written.
@@ -268,11 +268,16 @@ impl Shape {
             bytes: self.rows * f64::from(ROW_SUM_BYTES),
         }
     }
-    fn kernel(&self, name: &str, reads: Vec<Access>, writes: Vec<Access>) -> KernelAudit {
+    fn kernel(
+        &self,
+        name: Text<&'static str>,
+        reads: Vec<Access>,
+        writes: Vec<Access>,
+    ) -> KernelAudit {
         let bytes_read: f64 = reads.iter().map(|a| a.bytes).sum();
         let bytes_written: f64 = writes.iter().map(|a| a.bytes).sum();
         KernelAudit {
-            name: name.to_owned(),
+            name,
             score_tensors: (bytes_read + bytes_written)
                 / (self.score_elements() * f64::from(self.dtype.bytes())),
             reads,
@@ -288,27 +293,30 @@ impl Shape {
     fn unfused(&self) -> Vec<KernelAudit> {
         vec![
             self.kernel(
-                "dropout backward: g′ = ∇P ⊙ M / keep",
+                Text::new(
+                    "dropout backward: g′ = ∇P ⊙ M / keep",
+                    "dropout 反向: g′ = ∇P ⊙ M / keep",
+                ),
                 vec![self.score("∇P"), self.mask()],
                 vec![self.score("g′")],
             ),
             self.kernel(
-                "P = g′ ⊙ y",
+                Text::same("P = g′ ⊙ y"),
                 vec![self.score("g′"), self.score("y")],
                 vec![self.score("P")],
             ),
             self.kernel(
-                "s = Σⱼ P (row sums)",
+                Text::new("s = Σⱼ P (row sums)", "s = Σⱼ P （行和）"),
                 vec![self.score("P")],
                 vec![self.row_sums()],
             ),
             self.kernel(
-                "D = g′ − s",
+                Text::same("D = g′ − s"),
                 vec![self.score("g′"), self.row_sums()],
                 vec![self.score("D")],
             ),
             self.kernel(
-                "∇x = y ⊙ D",
+                Text::same("∇x = y ⊙ D"),
                 vec![self.score("y"), self.score("D")],
                 vec![self.score("∇x")],
             ),
@@ -318,7 +326,10 @@ impl Shape {
     /// The fused kernel: g′ in registers, one warp-sum, ∇x written once.
     fn fused(&self) -> Vec<KernelAudit> {
         vec![self.kernel(
-            "fused: g′ = ∇P ⊙ M / keep in registers; ∇x = y ⊙ (g′ − Σ g′·y)",
+            Text::new(
+                "fused: g′ = ∇P ⊙ M / keep in registers; ∇x = y ⊙ (g′ − Σ g′·y)",
+                "融合： g′ = ∇P ⊙ M / keep 在寄存器里; ∇x = y ⊙ (g′ − Σ g′·y)",
+            ),
             vec![self.score("∇P"), self.mask(), self.score("y")],
             vec![self.score("∇x")],
         )]
@@ -357,7 +368,7 @@ fn totals(
         .iter()
         .map(|k| KernelCost {
             launches: k.launches,
-            ..KernelCost::memory(k.name.clone(), k.bytes_read, k.bytes_written)
+            ..KernelCost::memory(k.name.en, k.bytes_read, k.bytes_written)
         })
         .collect();
     for (k, c) in kernels.iter_mut().zip(&costs) {

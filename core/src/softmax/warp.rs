@@ -303,7 +303,10 @@ fn warp_max(block: &mut Block, warp: u32, values: &[f32], tag: &str) -> Vec<f32>
             mask,
             &v,
             active,
-            &format!("{tag}: partner lane ^ {mask}"),
+            Text::new(
+                format!("{tag}: partner lane ^ {mask}"),
+                format!("{tag}: 伙伴 lane ^ {mask}"),
+            ),
             Some(level),
         );
         v = v.iter().zip(&other).map(|(a, b)| a.max(*b)).collect();
@@ -312,7 +315,10 @@ fn warp_max(block: &mut Block, warp: u32, values: &[f32], tag: &str) -> Vec<f32>
             warp,
             &shown,
             active,
-            &format!("{tag}: max with partner"),
+            Text::new(
+                format!("{tag}: max with partner"),
+                format!("{tag}: 与伙伴取 max"),
+            ),
             Some(level),
         );
         mask /= 2;
@@ -347,7 +353,13 @@ fn simulate_forward(x: &[f32], dtype: Dtype, it: u32, shape: BlockShape) -> (Vec
     let n = shape.warp_size;
     let len = x.len() as u32;
     let e = dtype.bytes();
-    let mut b = Block::new("ker_attn_softmax<T, ITERATIONS> (forward)", shape);
+    let mut b = Block::new(
+        Text::new(
+            "ker_attn_softmax<T, ITERATIONS> (forward)",
+            "ker_attn_softmax<T, ITERATIONS>（前向）",
+        ),
+        shape,
+    );
     let mut regs = Vec::with_capacity(it as usize);
     let mut local_max = vec![f32::NEG_INFINITY; n as usize];
     for i in 0..it {
@@ -516,7 +528,10 @@ pub fn run(p: &WarpParams) -> Result<WarpOutput, Error> {
             &ga,
             e,
             &widen(&out),
-            &format!("grad[{i}·32] = ∇x (in place)"),
+            Text::new(
+                format!("grad[{i}·32] = ∇x (in place)"),
+                format!("grad[{i}·32] = ∇x（原地）"),
+            ),
         );
         for (l, a) in ga.iter().enumerate() {
             if a.is_some() {

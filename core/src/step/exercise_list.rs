@@ -13,10 +13,10 @@ pub struct ExerciseItem<'a> {
     pub number: usize,
     /// Its key in the report's `result` (`ex1` … `ex12`).
     pub key: &'static str,
-    /// The question, short, in English.
-    pub question: &'static str,
+    /// The question, short in English, as the lecture asks it in Chinese.
+    pub question: Text<&'static str>,
     /// The lecture's reference answer, quoted (`None` where it gives none).
-    pub lecture_answer: Option<&'static str>,
+    pub lecture_answer: Option<Text<&'static str>>,
     /// Whether the computed answer matches the lecture's (`None`: nothing to compare).
     pub agrees: Option<bool>,
     /// What was computed, and by what.
@@ -76,9 +76,12 @@ mod tests {
             assert_eq!(it.number, i + 1);
             assert_eq!(it.key, format!("ex{}", i + 1));
             let e = &json[it.key];
-            assert_eq!(e["question"], it.question);
+            assert_eq!(e["question"], serde_json::to_value(it.question).unwrap());
             assert_eq!(e["agrees"].as_bool(), it.agrees);
-            assert_eq!(e["lecture_answer"].as_str(), it.lecture_answer);
+            assert_eq!(
+                e["lecture_answer"],
+                serde_json::to_value(it.lecture_answer).unwrap()
+            );
             let answer: serde_json::Value = serde_json::from_str(&it.answer_json).unwrap();
             assert_eq!(answer, e["answer"]);
         }

@@ -1,7 +1,8 @@
 //! Scene `exercises` (lecture §9): all twelve exercises, each answer computed by the lab that
-//! owns the computation — never stored. Keys `ex1` … `ex12`; each holds the question (short,
-//! English), the computed answer with its inputs, the lecture's reference answer quoted where
-//! it gives one (§9 "参考答案"), and whether the two agree.
+//! owns the computation — never stored. Keys `ex1` … `ex12`; each holds the question (`{"en", "zh"}`:
+//! short in English, the lecture's own words in Chinese), the computed answer with its inputs,
+//! the lecture's reference answer quoted where it gives one (§9 "参考答案", both languages),
+//! and whether the two agree. The words live in `exercise_words.rs`.
 //!
 //! | ex | computed by |
 //! |---|---|
@@ -41,6 +42,7 @@ use crate::trainer::workspace::{
     Stage as TrainerStage, TrainerScheme, fp32_copies, trainer_comparison, trainer_stages,
 };
 
+use super::exercise_words as words;
 use super::ledger::{gpt2_model, step_ledger};
 
 const PARAMS: &[ParamSpec] = &[];
@@ -81,12 +83,12 @@ pub const SCENE: Scene = Scene {
 /// One exercise.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Exercise<T> {
-    /// The question, short, in English.
-    pub question: &'static str,
+    /// The question, short in English, as the lecture asks it in Chinese.
+    pub question: Text<&'static str>,
     /// The computed answer (with its inputs).
     pub answer: T,
     /// The lecture's reference answer, quoted (`None` where it gives none).
-    pub lecture_answer: Option<&'static str>,
+    pub lecture_answer: Option<Text<&'static str>>,
     /// Whether the computed answer matches the lecture's (`None`: nothing to compare).
     pub agrees: Option<bool>,
     /// What was computed, and by what.
@@ -612,11 +614,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
     let e12 = ex12()?;
     Ok(ExercisesOutput {
         ex1: Exercise {
-            question: "Softmax row y = (0.5, 0.3, 0.2), ∇y = (1, 0, 0): ∇x? Check Σ∇x = 0; why is it always 0?",
+            question: words::EX1.question,
             answer: e1,
-            lecture_answer: Some(
-                "s = 0.5; ∇x = (0.25, −0.15, −0.10), sum 0: softmax is invariant to adding a constant to every input",
-            ),
+            lecture_answer: Some(words::EX1.answer),
             agrees: Some(ok1),
             computed: Text::new(
                 "crate::softmax::exercise1 (∇x = y ⊙ (∇y − Σ∇y·y))",
@@ -624,11 +624,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex2: Exercise {
-            question: "Prove with the HW4 formula that LayerNorm backward has Σᵢ∇xᵢ = 0. What does it mean?",
+            question: words::EX2.question,
             answer: e2,
-            lecture_answer: Some(
-                "Σᵢ∇xᵢ = r[Σg − Σg − 0] = 0 since Σx̂ᵢ = 0; LayerNorm is invariant to a constant shift of the row",
-            ),
+            lecture_answer: Some(words::EX2.answer),
             agrees: Some(ok2),
             computed: Text::new(
                 "Lab A's backward_hw4 on 8 seeded rows of 64 in f64; max |Σ∇x| against the row's Σ|∇x|",
@@ -636,11 +634,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex3: Exercise {
-            question: "Check the trainer's bytes per parameter: 40 per-tensor FP32 master, 22 LightSeq2 (Adam m, v in FP32).",
+            question: words::EX3.question,
             answer: e3,
-            lecture_answer: Some(
-                "per-tensor: copy g 2 + 4 = 6, Adam 16 + 12 = 28, copy p 4 + 2 = 6, total 40; LightSeq2: 4 + 8 + 2 + 8 = 22",
-            ),
+            lecture_answer: Some(words::EX3.answer),
             agrees: Some(ok3),
             computed: Text::new(
                 "Lab C's trainer_stages: operand sizes from the element types",
@@ -648,9 +644,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex4: Exercise {
-            question: "7B parameters: memory saved by dropping the FP32 parameter and gradient copies? Only the gradient copy?",
+            question: words::EX4.question,
             answer: e4,
-            lecture_answer: Some("7e9 × 8 = 56 GB; 7e9 × 4 = 28 GB"),
+            lecture_answer: Some(words::EX4.answer),
             agrees: Some(ok4),
             computed: Text::new(
                 "Lab C's fp32_copies(7e9), GB = 10⁹ bytes",
@@ -658,11 +654,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex5: Exercise {
-            question: "B = 4, L = 2048, H = 4096, N = 32, fp16: lower bound of self-attention backward temporaries, MiB?",
+            question: words::EX5.question,
             answer: e5,
-            lecture_answer: Some(
-                "BLH = 64 MiB, BL²N = 1024 MiB; 3 × 64 + max(1024, 192) = 1216 MiB",
-            ),
+            lecture_answer: Some(words::EX5.answer),
             agrees: Some(ok5),
             computed: Text::new(
                 "Lab D's lower_bound_bytes (3BLH + max{BL²N, 3BLH}), MiB = 2²⁰ bytes",
@@ -670,9 +664,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex6: Exercise {
-            question: "When is BL²N ≥ 3BLH, in terms of d_h = H/N? At d_h = 64, how long must L be?",
+            question: words::EX6.question,
             answer: e6,
-            lecture_answer: Some("LN ≥ 3H ⇔ L ≥ 3·d_h; d_h = 64 → L ≥ 192"),
+            lecture_answer: Some(words::EX6.answer),
             agrees: Some(ok6),
             computed: Text::new(
                 "Lab D's exercise6_min_len and scores_dominate at L = 191, 192 (H = 4096, N = 64)",
@@ -680,11 +674,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex7: Exercise {
-            question: "N = 8192, d = 1024 ∇γ/∇β: a two-stage reduction with about A100's 221,184 resident threads — stage 1 threads and steps, stage 2?",
+            question: words::EX7.question,
             answer: e7,
-            lecture_answer: Some(
-                "P = 216: stage 1 has 221,184 threads, about 38 rows each; stage 2 sums each column's 216 partials (d threads)",
-            ),
+            lecture_answer: Some(words::EX7.answer),
             agrees: Some(ok7),
             computed: Text::new(
                 "Lab A's layernorm-dgamma two_stage scheme at P = 108 × 2048 / d",
@@ -692,11 +684,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex8: Exercise {
-            question: "GPT-2 large, 436 tensors, 7.74e8 parameters: launch and byte time of the per-tensor trainer (3 kernels per tensor, 40 B/param) and of LightSeq2's?",
+            question: words::EX8.question,
             answer: e8,
-            lecture_answer: Some(
-                "3 × 436 × 4 µs = 5.2 ms and 40 × 7.74e8 / 1.555e12 = 19.9 ms (25.1 ms); LightSeq2 4 µs and 22 × 7.74e8 / 1.555e12 = 10.95 ms",
-            ),
+            lecture_answer: Some(words::EX8.answer),
             agrees: Some(ok8),
             computed: Text::new(
                 "Lab C's trainer_comparison(gpt2-large, a100) on the device table and cost model",
@@ -704,11 +694,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex9: Exercise {
-            question: "LayerNorm γ = 1.5, lr 3e-4, FP16 storage: is the update swallowed? γ = 0.6? What is really added at 0.6?",
+            question: words::EX9.question,
             answer: e9,
-            lecture_answer: Some(
-                "γ = 1.5: half spacing 4.88e-4 > 3e-4, swallowed; γ = 0.6: half spacing 2.44e-4 < 3e-4, a whole spacing 4.88e-4 is added (63 % more)",
-            ),
+            lecture_answer: Some(words::EX9.answer),
             agrees: Some(ok9),
             computed: Text::new(
                 "Lab C's fp16_stored_update (f32 add, round to FP16 ties-to-even)",
@@ -716,11 +704,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex10: Exercise {
-            question: "Two free, non-adjacent 100 MB blocks in the caching allocator; a 150 MB request arrives. What happens? How does pre-allocation avoid it?",
+            question: words::EX10.question,
             answer: e10,
-            lecture_answer: Some(
-                "200 MB free but no 150 MB contiguous: a new segment is cudaMalloc'ed, reserved grows to at least 350 MB; pre-allocation plans the layout for the largest shape before training",
-            ),
+            lecture_answer: Some(words::EX10.answer),
             agrees: Some(ok10),
             computed: Text::new(
                 "Lab D's CachingAllocator (PyTorch's rules: large requests get their own 2 MiB-rounded segment; blocks merge only within a segment)",
@@ -728,11 +714,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex11: Exercise {
-            question: "Why does the trainer take 32 % of the baseline step at 1024 tokens but 3 % at 16384? What does it imply for gradient accumulation?",
+            question: words::EX11.question,
             answer: e11,
-            lecture_answer: Some(
-                "trainer time depends only on the parameter count; GEMM and non-GEMM time grow with tokens. Accumulation amortises the update, but each small micro-batch is more launch-bound, so fused kernels matter more",
-            ),
+            lecture_answer: Some(words::EX11.answer),
             agrees: None,
             computed: Text::new(
                 "Lab E's step_ledger (GPT-2 large, A100, GEMMs at peak) at 1024 and 16384 tokens, and k micro-batches of 1024 per update; the shares are this ledger's, not the lecture's script's (see step-ledger's lecture checks)",
@@ -740,11 +724,9 @@ pub fn run() -> Result<ExercisesOutput, Error> {
             ),
         },
         ex12: Exercise {
-            question: "Dropout and softmax backward fuse into one kernel. Can softmax backward also fuse into the next GEMM ∇Q = ∇S·K? At what cost?",
+            question: words::EX12.question,
             answer: e12,
-            lecture_answer: Some(
-                "yes, computing y⊙(∇P − s) as each tile is loaded, with the row sums s precomputed; that is FlashAttention's backward: ∇S never goes to DRAM, at the cost of a more complex kernel and recomputing y",
-            ),
+            lecture_answer: Some(words::EX12.answer),
             agrees: None,
             computed: Text::new(
                 "bytes, FLOPs and modelled A100 time of three data flows of one layer's attention backward (GPT-2 large, 8 × 1024 tokens) on crate::cost",
@@ -876,7 +858,18 @@ mod tests {
         for i in 1..=12 {
             let k = format!("ex{i}");
             assert!(v.get(&k).is_some(), "{k}");
-            assert!(v[&k]["question"].is_string());
+            // Both wordings, and the Chinese one really Chinese.
+            assert!(v[&k]["question"]["en"].is_string(), "{k}");
+            let zh = v[&k]["question"]["zh"].as_str().unwrap_or_default();
+            assert!(
+                zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{k}: {zh}"
+            );
+            let zh = v[&k]["lecture_answer"]["zh"].as_str().unwrap_or_default();
+            assert!(
+                zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{k}: {zh}"
+            );
             assert!(v[&k]["answer"].is_object());
             if v[&k]["agrees"].is_boolean() {
                 assert_eq!(v[&k]["agrees"], true, "{k}");

@@ -20,6 +20,7 @@
 //! (`_ms`) or µs (`_us`); FLOPs are floating-point operations (a multiply-add is 2).
 
 mod exercise_list;
+mod exercise_words;
 pub mod exercises;
 pub mod ledger;
 

@@ -223,7 +223,9 @@ pub fn build_trace(
         warps.entry(*sg).or_default().push(Event {
             seq: seq_of.get(&(*sg, *step)).copied().unwrap_or(0),
             kind,
-            label,
+            // The recorder's labels mirror the simulation's code and formulas; they are
+            // shown beside a GPU recording only, worded once.
+            label: warpscope_core::text::Text::same_owned(label),
             level: first.level,
             lanes,
             metrics,
@@ -231,7 +233,7 @@ pub fn build_trace(
         });
     }
     Ok(Trace {
-        kernel: kernel.to_owned(),
+        kernel: warpscope_core::text::Text::same_owned(kernel),
         origin: Origin::Recorded {
             adapter: adapter.to_owned(),
         },

@@ -52,8 +52,8 @@ pub fn show(
         ))
         .strong(),
     );
-    if !e.label.is_empty() {
-        widgets::marks::label(ui, &e.label);
+    if !e.label.en.is_empty() {
+        widgets::marks::label(ui, crate::i18n::pick(ui, &e.label));
     }
     widgets::lane_strip(ui, &lane_cells(e));
     match e.kind {

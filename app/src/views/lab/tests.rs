@@ -33,7 +33,7 @@ fn event(seq: u64, kind: EventKind, value: impl Fn(u32) -> Option<f64>) -> Event
     Event {
         seq,
         kind,
-        label: String::new(),
+        label: Default::default(),
         level: None,
         lanes: (0..LANES)
             .map(|l| Lane {

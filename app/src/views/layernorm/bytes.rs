@@ -30,7 +30,7 @@ fn ledger_bar(
         parts: l
             .kernels
             .iter()
-            .map(|k| (crate::i18n::terms(zh, &k.name), f(k)))
+            .map(|k| (k.name.get(zh).to_owned(), f(k)))
             .collect(),
     }
 }
@@ -110,12 +110,19 @@ fn draw(ui: &mut egui::Ui, o: &BytesOutput) {
                     ui.strong("µs");
                     ui.end_row();
                     for k in &l.kernels {
-                        widgets::marks::label(ui, crate::i18n::terms(zh, &k.name));
+                        widgets::marks::label(ui, k.name.get(zh));
                         widgets::marks::label(
                             ui,
                             k.reads
                                 .iter()
-                                .map(|a| format!("{} ({}×{} B)", a.name, a.elements, a.elem_bytes))
+                                .map(|a| {
+                                    format!(
+                                        "{} ({}×{} B)",
+                                        a.name.get(zh),
+                                        a.elements,
+                                        a.elem_bytes
+                                    )
+                                })
                                 .collect::<Vec<_>>()
                                 .join(", "),
                         );
@@ -123,7 +130,14 @@ fn draw(ui: &mut egui::Ui, o: &BytesOutput) {
                             ui,
                             k.writes
                                 .iter()
-                                .map(|a| format!("{} ({}×{} B)", a.name, a.elements, a.elem_bytes))
+                                .map(|a| {
+                                    format!(
+                                        "{} ({}×{} B)",
+                                        a.name.get(zh),
+                                        a.elements,
+                                        a.elem_bytes
+                                    )
+                                })
                                 .collect::<Vec<_>>()
                                 .join(", "),
                         );

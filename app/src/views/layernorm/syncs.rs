@@ -50,11 +50,7 @@ fn draw_graph(ui: &mut egui::Ui, g: &Graph, stepped: Option<u32>) {
         }
     }
     let zh = crate::i18n::zh(ui);
-    let labels: Vec<String> = g
-        .nodes
-        .iter()
-        .map(|x| crate::i18n::terms(zh, &x.label))
-        .collect();
+    let labels: Vec<String> = g.nodes.iter().map(|x| x.label.get(zh).to_owned()).collect();
     let styles: Vec<widgets::dag::NodeStyle> = g
         .nodes
         .iter()

@@ -29,7 +29,7 @@ fn bar(
         name: name.to_owned(),
         parts: kernels
             .iter()
-            .map(|k| (crate::i18n::terms(zh, &k.name), f(k)))
+            .map(|k| (k.name.get(zh).to_owned(), f(k)))
             .collect(),
     }
 }
@@ -105,7 +105,7 @@ fn draw(ui: &mut egui::Ui, o: &FusionOutput) {
                     ui.strong("µs");
                     ui.end_row();
                     for k in kernels {
-                        ui.label(crate::i18n::terms(zh, &k.name));
+                        ui.label(k.name.get(zh));
                         ui.label(
                             k.reads
                                 .iter()

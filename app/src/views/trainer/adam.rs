@@ -48,7 +48,7 @@ fn value(x: f32) -> String {
 
 /// The line's label, with where it stopped being finite.
 fn line_label(ui: &egui::Ui, r: &PrecisionRun) -> String {
-    let name = if zh(ui) { &r.label_zh } else { &r.label };
+    let name = r.label.get(zh(ui));
     match r.non_finite_at {
         Some(t) => trf!(
             ui,
@@ -56,7 +56,7 @@ fn line_label(ui: &egui::Ui, r: &PrecisionRun) -> String {
             "{name} — 第 {t} 步起为 ±∞/NaN"
         ),
         None if r.swallowed => trf!(ui, "{name} — swallowed", "{name} — 被吞掉"),
-        None => name.clone(),
+        None => name.to_owned(),
     }
 }
 
@@ -74,7 +74,8 @@ fn colour(r: &PrecisionRun) -> egui::Color32 {
 fn draw(ui: &mut egui::Ui, o: &AdamOutput) {
     let i = &o.input;
     let p = o.precision;
-    let label = if zh(ui) { p.label_zh() } else { p.label() };
+    let label = p.label();
+    let label = label.get(zh(ui));
     ui.label(
         egui::RichText::new(trf!(
             ui,

@@ -15,6 +15,7 @@ use crate::lab::output::{Counters, LineCounters};
 use crate::simt::shared::BankConfig;
 use crate::simt::trace::{Lane, Metrics, Origin, WarpTrace};
 use crate::simt::{Event, EventKind, Trace};
+use crate::text::Text;
 
 /// One record, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,7 +212,7 @@ pub fn decode(
         warps.entry(q.subgroup).or_default().push(Event {
             seq: seq as u64,
             kind,
-            label: format!("{}: {text}", site.line),
+            label: Text::same_owned(format!("{}: {text}", site.line)),
             level: None,
             lanes,
             metrics,
@@ -219,7 +220,7 @@ pub fn decode(
         });
     }
     let trace = Trace {
-        kernel: kernel.to_owned(),
+        kernel: Text::same_owned(kernel),
         origin: Origin::Recorded {
             adapter: adapter.to_owned(),
         },

@@ -7,6 +7,7 @@ use super::TILE;
 use crate::Error;
 use crate::simt::shuffle::ShuffleMode;
 use crate::simt::{Block, BlockShape, Mask, Trace};
+use crate::text::Text;
 
 /// Sum of `values` in f32, taken in the order `order` (indices into `values`).
 pub fn sum_in_order(values: &[f32], order: &[usize]) -> f32 {
@@ -28,7 +29,13 @@ pub(super) fn simulate_tile(
     tick: &mut dyn FnMut(u64) -> Result<(), Error>,
 ) -> Result<(Trace, Vec<f32>, Vec<f32>), Error> {
     let shape = BlockShape::new(TILE * TILE, TILE)?;
-    let mut b = Block::new("ker_ln_bw_dgamma_dbetta (block 0)", shape);
+    let mut b = Block::new(
+        Text::new(
+            "ker_ln_bw_dgamma_dbetta (block 0)",
+            "ker_ln_bw_dgamma_dbetta（块 0）",
+        ),
+        shape,
+    );
     let stride = u64::from(TILE + pad);
     let base_beta = 0u64;
     let base_gamma = 4 * u64::from(TILE) * stride;
@@ -61,7 +68,12 @@ pub(super) fn simulate_tile(
             &addr(0),
             4,
             &vals(dy),
-            &format!("load ∇y row {y} (iteration 1 of {iters}; the others repeat it 32 rows down)"),
+            Text::new(
+                format!(
+                    "load ∇y row {y} (iteration 1 of {iters}; the others repeat it 32 rows down)"
+                ),
+                format!("载入 ∇y 第 {y} 行（{iters} 轮中的第 1 轮；其余各轮往下隔 32 行重复）"),
+            ),
         );
         b.global(
             y,
@@ -69,7 +81,10 @@ pub(super) fn simulate_tile(
             &addr(1 << 40),
             4,
             &vals(xh),
-            &format!("load x̂ row {y} (iteration 1 of {iters})"),
+            Text::new(
+                format!("load x̂ row {y} (iteration 1 of {iters})"),
+                format!("载入 x̂ 第 {y} 行（{iters} 轮中的第 1 轮）"),
+            ),
         );
         for x in 0..w {
             let (mut sb, mut sg) = (0.0f32, 0.0f32);
@@ -89,9 +104,15 @@ pub(super) fn simulate_tile(
             y,
             &show,
             all,
-            &format!(
-                "∇β partial: column x over rows {y}, {}, … ({iters} adds)",
-                y + 32
+            Text::new(
+                format!(
+                    "∇β partial: column x over rows {y}, {}, … ({iters} adds)",
+                    y + 32
+                ),
+                format!(
+                    "∇β 部分和：第 x 列在第 {y}、{}、… 行上（{iters} 次加法）",
+                    y + 32
+                ),
             ),
             Some(0),
         );
@@ -111,12 +132,18 @@ pub(super) fn simulate_tile(
                 &addr,
                 4,
                 &vals,
-                &format!("{name} partial → buf[{y}][x]"),
+                Text::new(
+                    format!("{name} partial → buf[{y}][x]"),
+                    format!("{name} 部分和 → buf[{y}][x]"),
+                ),
                 Some(0),
             )?;
         }
     }
-    b.barrier("partials visible to the transposed read");
+    b.barrier(Text::new(
+        "partials visible to the transposed read",
+        "部分和对转置读取可见",
+    ));
     // Phase 3: transposed read buf[x][y]: warp y gets column y's 32 partials.
     let mut sums_b = vec![0.0f32; w];
     let mut sums_g = vec![0.0f32; w];
@@ -131,14 +158,20 @@ pub(super) fn simulate_tile(
                 y,
                 &addr,
                 4,
-                &format!("{name}: transposed read buf[x][{y}]"),
+                Text::new(
+                    format!("{name}: transposed read buf[x][{y}]"),
+                    format!("{name}: 转置读取 buf[x][{y}]"),
+                ),
                 Some(0),
             )?;
             pair.push(v.iter().map(|a| *a as f32).collect::<Vec<f32>>());
         }
         loaded.push(pair);
     }
-    b.barrier("buffers free again (LightSeq's second __syncthreads)");
+    b.barrier(Text::new(
+        "buffers free again (LightSeq's second __syncthreads)",
+        "缓冲区重新空出（LightSeq 的第二个 __syncthreads）",
+    ));
     // Phase 4: shfl_down 1, 2, 4, 8, 16; lane 0 holds the column sum.
     for (y, pair) in loaded.into_iter().enumerate() {
         let wy = y as u32;
@@ -162,7 +195,10 @@ pub(super) fn simulate_tile(
                     wy,
                     &show,
                     all,
-                    &format!("{name}: add (lane 0 accumulates)"),
+                    Text::new(
+                        format!("{name}: add (lane 0 accumulates)"),
+                        format!("{name}: 相加（lane 0 累加）"),
+                    ),
                     Some(level),
                 );
             }
@@ -212,14 +248,17 @@ pub(super) fn atomic_trace(d: u64, n: u64) -> Result<(Trace, u32, u32), Error> {
         &row_major,
         4,
         &[1.0; 32],
-        "row-major: 32 columns of one row",
+        Text::new("row-major: 32 columns of one row", "行优先：一行的 32 列"),
     );
     b.atomic_add(
         1,
         &col_major,
         4,
         &[1.0; 32],
-        "column-major: 32 rows of one column",
+        Text::new(
+            "column-major: 32 rows of one column",
+            "列优先：一列的 32 行",
+        ),
     );
     let c0 = crate::simt::atomic::contention(&row_major).max_lanes_per_address;
     let c1 = crate::simt::atomic::contention(&col_major).max_lanes_per_address;

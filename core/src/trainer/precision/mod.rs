@@ -151,10 +151,8 @@ pub fn precision(v: &ParamValues) -> Result<Precision, Error> {
 pub struct PrecisionRun {
     /// Where the parameter, gradient and state live.
     pub precision: Precision,
-    /// [`Precision::label`].
-    pub label: String,
-    /// [`Precision::label_zh`].
-    pub label_zh: String,
+    /// [`Precision::label`], in both languages.
+    pub label: Text,
     /// The parameter as the optimizer keeps it after each step (JSON `null` where ±∞ or NaN).
     pub trajectory: Vec<f32>,
     /// The parameter as the forward pass sees it (storage format) after each step.
@@ -257,7 +255,6 @@ pub fn run(input: &AdamRunInput, prec: Precision) -> AdamOutput {
             PrecisionRun {
                 precision: c,
                 label: c.label(),
-                label_zh: c.label_zh(),
                 trajectory: rs.iter().map(|r| r.param).collect(),
                 model_trajectory: rs.iter().map(|r| r.model_param).collect(),
                 swallowed: swallowed(c.param_format().round64(input.param), &rs),

@@ -25,6 +25,7 @@
 use serde::Serialize;
 
 use super::format::Format;
+use crate::text::Text;
 use crate::trainer::adam::AdamConfig;
 
 /// Where the parameter, the gradient and Adam's state live.
@@ -49,31 +50,18 @@ impl Precision {
         }
     }
 
-    /// A short label, e.g. `f16 storage, FP32 master, f32 state`.
-    pub fn label(self) -> String {
-        format!(
-            "{} storage, {}, {} state",
-            self.storage.name(),
-            if self.master {
-                "FP32 master"
-            } else {
-                "no master"
-            },
-            self.state.name()
-        )
-    }
-
-    /// [`Precision::label`] in Chinese.
-    pub fn label_zh(self) -> String {
-        format!(
-            "{} 存储，{}，{} 状态",
-            self.storage.name(),
-            if self.master {
-                "有 FP32 主参数"
-            } else {
-                "无主参数"
-            },
-            self.state.name()
+    /// A short label in both languages, e.g. `f16 storage, FP32 master, f32 state` /
+    /// `f16 存储，有 FP32 主参数，f32 状态`.
+    pub fn label(self) -> Text {
+        let (storage, state) = (self.storage.name(), self.state.name());
+        let (master, master_zh) = if self.master {
+            ("FP32 master", "有 FP32 主参数")
+        } else {
+            ("no master", "无主参数")
+        };
+        Text::new(
+            format!("{storage} storage, {master}, {state} state"),
+            format!("{storage} 存储，{master_zh}，{state} 状态"),
         )
     }
 }

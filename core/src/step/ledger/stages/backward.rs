@@ -22,7 +22,7 @@ pub(in crate::step::ledger) fn ln_backward(
         .kernels
         .iter()
         .map(|k| K {
-            name: format!("{tag} bwd: {}", k.name),
+            name: format!("{tag} bwd: {}", k.name.en),
             category: Category::LayerNorm,
             source,
             instances: n,
@@ -30,7 +30,7 @@ pub(in crate::step::ledger) fn ln_backward(
                 .reads
                 .iter()
                 .map(|o| Operand {
-                    name: o.name.clone(),
+                    name: o.name.en.to_owned(),
                     bytes: o.bytes as f64,
                 })
                 .collect(),
@@ -38,7 +38,7 @@ pub(in crate::step::ledger) fn ln_backward(
                 .writes
                 .iter()
                 .map(|o| Operand {
-                    name: o.name.clone(),
+                    name: o.name.en.to_owned(),
                     bytes: o.bytes as f64,
                 })
                 .collect(),
@@ -57,7 +57,7 @@ pub(in crate::step::ledger) fn softmax_backward(
     kernels
         .iter()
         .map(|k| K {
-            name: format!("attention {}", k.name),
+            name: format!("attention {}", k.name.en),
             category: Category::Softmax,
             source,
             instances: n,

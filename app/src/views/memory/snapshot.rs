@@ -102,11 +102,7 @@ fn warnings(ui: &mut egui::Ui, o: &SnapshotOutput) {
     if o.warnings.is_empty() {
         return;
     }
-    let lines = if crate::i18n::zh(ui) {
-        &o.warnings_zh
-    } else {
-        &o.warnings
-    };
+    let zh = crate::i18n::zh(ui);
     let colour = ui.visuals().warn_fg_color;
     egui::Frame::group(ui.style())
         .stroke(egui::Stroke::new(1.0, colour))
@@ -120,8 +116,9 @@ fn warnings(ui: &mut egui::Ui, o: &SnapshotOutput) {
                 ))
                 .strong(),
             );
-            for w in lines {
-                ui.add(egui::Label::new(egui::RichText::new(format!("• {w}")).small()).wrap());
+            for w in &o.warnings {
+                let line = format!("• {}", w.text().get(zh));
+                ui.add(egui::Label::new(egui::RichText::new(line).small()).wrap());
             }
         });
 }

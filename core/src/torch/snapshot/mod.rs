@@ -60,6 +60,9 @@ mod scene;
 mod synthetic;
 #[cfg(test)]
 mod tests;
+pub mod warning;
+#[cfg(test)]
+mod warning_tests;
 pub mod whatif;
 #[cfg(test)]
 mod whatif_tests;
@@ -81,6 +84,7 @@ pub use replay::{DeviceReplay, Replay, replay};
 pub use scene::{SnapshotRun, SnapshotScene};
 #[doc(hidden)]
 pub use synthetic::synthetic;
+pub use warning::{Kind, Warning};
 pub use whatif::{WhatIf, WhatIfParams, WhatIfSettings};
 
 /// Memory a read needs, per byte of file (bytes), at worst: a file the fast decoder declines is
@@ -489,7 +493,7 @@ pub fn analyse_with(
     };
     let timeline = timelines.iter().find(|t| t.device == device);
     output.peak = shown.map(|h| peak::peak(timeline, h, &s.frames));
-    (output.warnings, output.warnings_zh) = w.finish();
+    output.warnings = w.finish();
     output.at_event = at_event;
     output.whatif = Some(whatif);
     Ok(Analysis {
@@ -501,54 +505,29 @@ pub fn analyse_with(
 
 /// The ways a trace can disagree with its file's segments, as warnings.
 fn trace_warnings(t: &crate::torch::timeline::Timeline, h: &History, w: &mut check::Warnings) {
-    let d = t.device;
+    let device = t.device;
     if t.inconsistent > 0 {
-        w.push("trace disagrees with the segments", || {
-            (
-                format!(
-                    "device {d}: {} segment events would take reserved below zero walking back from the file's segments (reserved is clamped at 0 there)",
-                    t.inconsistent
-                ),
-                format!(
-                    "设备 {d}：从文件里的段往回走，有 {} 个段事件会让 reserved 小于 0（那里按 0 截断）",
-                    t.inconsistent
-                ),
-            )
+        w.push(Warning::ReservedBelowZero {
+            device,
+            events: t.inconsistent,
         });
     }
     if let Some(last) = t.events.last()
         && last.allocated != t.file_requested
     {
-        w.push("trace disagrees with the segments", || {
-            (
-                format!(
-                    "device {d}: the trace leaves {} B of requested bytes live at its end, the file's active blocks request {} B (a trimmed or edited file?)",
-                    last.allocated, t.file_requested
-                ),
-                format!(
-                    "设备 {d}：轨迹结束时仍存活的请求字节是 {} B，而文件里活动块申请的是 {} B（文件被截短或改过？）",
-                    last.allocated, t.file_requested
-                ),
-            )
+        w.push(Warning::LiveBytesDiffer {
+            device,
+            trace_live: last.allocated,
+            file_requested: t.file_requested,
         });
     }
     if h.inconsistent > 0 {
-        w.push("trace disagrees with the segments", || {
-            (
-                format!(
-                    "device {d}: {} trace events cannot be undone against the file's blocks, so the block map before them is partly wrong",
-                    h.inconsistent
-                ),
-                format!(
-                    "设备 {d}：有 {} 个轨迹事件无法在文件的块上撤销，所以它们之前的块图有一部分不对",
-                    h.inconsistent
-                ),
-            )
+        w.push(Warning::EventsNotUndone {
+            device,
+            events: h.inconsistent,
         });
-        for (en, zh) in &h.examples {
-            w.push("trace event that cannot be undone", || {
-                (en.clone(), zh.clone())
-            });
+        for example in &h.examples {
+            w.push(example.clone());
         }
     }
 }

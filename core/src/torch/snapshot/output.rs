@@ -119,9 +119,9 @@ pub struct SnapshotOutput {
     /// What is wrong with a file that decodes: blocks larger than or outside their segment,
     /// overlapping blocks or segments, sums past 2⁶⁴ − 1 bytes, a trace that disagrees with the
     /// segments ([`super::check`]). Empty for a clean file.
-    pub warnings: Vec<String>,
-    /// [`warnings`](Self::warnings) in Chinese, built from the same numbers.
-    pub warnings_zh: Vec<String>,
+    /// Each is typed and worded in both languages ([`super::warning`]; in the JSON an object
+    /// with `kind`, `en`, `zh` and its fields).
+    pub warnings: Vec<super::Warning>,
 }
 
 /// Summarises and replays a decoded snapshot, and checks it ([`super::check`]); `at_event` is
@@ -134,7 +134,7 @@ pub fn summarise(path: &str, s: &Snapshot) -> SnapshotOutput {
 
 /// [`summarise`] with the warnings already collected.
 pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotOutput {
-    let (warnings, warnings_zh) = w.finish();
+    let warnings = w.finish();
     let mut by_state: BTreeMap<String, usize> = BTreeMap::new();
     let (mut internal, mut external, mut largest_free) = (0u64, 0u64, 0u64);
     for b in s.segments.iter().flat_map(|sg| &sg.blocks) {
@@ -222,6 +222,5 @@ pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotO
         peak: None,
         whatif: None,
         warnings,
-        warnings_zh,
     }
 }

@@ -90,7 +90,7 @@ fn data(name: &str) -> String {
 
 fn analyse(path: &str) -> snapshot::Analysis {
     let (label, s) = snapshot::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    snapshot::analyse(&label, &s, -1).unwrap_or_else(|e| panic!("{path}: {e}"))
+    snapshot::analyse(label, &s, -1).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 /// `at_event.segments` as the Python script prints them.
@@ -370,7 +370,7 @@ fn pickles_written_by_python_with_bad_sizes_are_refused_and_odd_ones_warned() {
 fn active_blocks_take_the_stack_of_their_alloc_event() {
     let path = data("torch2.11-cs336-a2.pickle");
     let s = snapshot::read_file(&path).expect("reads");
-    let a = snapshot::analyse(&path, &s, -1).expect("analyses");
+    let a = snapshot::analyse(path.as_str(), &s, -1).expect("analyses");
     let h = &a.histories[0];
     let trace = &s.device_traces[0];
     let mut checked = 0;

@@ -22,7 +22,7 @@ pub struct SnapshotView {
     /// The block map's state, scale and clicked block.
     pub map: snapshot_map::Options,
     /// The run last drawn: its id, file and `event` (see [`SnapshotView::follow_run`]).
-    pub seen_run: Option<(u64, String, i64)>,
+    pub seen_run: Option<(u64, warpscope_core::torch::snapshot::Source, i64)>,
     /// The search box: an address or frame text.
     pub search: FrameSearch,
 }
@@ -223,7 +223,7 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
         ui,
         "File: {}. Memory in MiB = 2²⁰ bytes.",
         "文件：{}。显存以 MiB 计，1 MiB = 2²⁰ 字节。",
-        o.path
+        o.path.text().get(crate::i18n::zh(ui))
     ));
     egui::Grid::new("snapshot-figures")
         .num_columns(2)

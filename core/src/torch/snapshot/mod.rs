@@ -78,7 +78,7 @@ use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 pub use action::Action;
 pub use history::{History, StateAt, StateBlock, StateSegment};
-pub use output::{MapBlock, MapSegment, SnapshotOutput, summarise};
+pub use output::{MapBlock, MapSegment, SnapshotOutput, Source, summarise};
 pub use read::{parse, read_file};
 pub use replay::{DeviceReplay, Replay, replay};
 pub use scene::{SnapshotRun, SnapshotScene};
@@ -348,21 +348,18 @@ pub fn expand_home(path: &str) -> std::path::PathBuf {
 }
 
 /// Reads the snapshot at `path` (trimmed, `~` expanded; empty: [`BUILTIN_FIXTURE`]) and returns
-/// the label to show for it with the decoded snapshot.
+/// which it is with the decoded snapshot.
 ///
 /// # Errors
 /// As [`read_file`].
-pub fn open(path: &str) -> Result<(String, Snapshot), Error> {
+pub fn open(path: &str) -> Result<(Source, Snapshot), Error> {
     let path = path.trim();
     if path.is_empty() {
-        return Ok((
-            "(built-in mini fixture)".to_owned(),
-            parse(BUILTIN_FIXTURE)?,
-        ));
+        return Ok((Source::Builtin, parse(BUILTIN_FIXTURE)?));
     }
     let expanded = expand_home(path);
     let s = read_file(&expanded.to_string_lossy())?;
-    Ok((path.to_owned(), s))
+    Ok((Source::File(path.to_owned()), s))
 }
 
 /// Everything the scene computes from one file: the summary the CLI prints, and for every
@@ -392,7 +389,7 @@ const PARALLEL_ANALYSIS_EVENTS: usize = 50_000;
 /// is not -1 for a device without trace events), or naming `device` and the devices present
 /// when the file holds nothing of it; [`Error::Cancelled`] when the progress scope is
 /// cancelled.
-pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error> {
+pub fn analyse(label: impl Into<Source>, s: &Snapshot, event: i64) -> Result<Analysis, Error> {
     analyse_with(label, s, event, &WhatIfParams::default())
 }
 
@@ -401,11 +398,12 @@ pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error>
 /// # Errors
 /// As [`analyse`].
 pub fn analyse_with(
-    label: &str,
+    label: impl Into<Source>,
     s: &Snapshot,
     event: i64,
     whatif: &WhatIfParams,
 ) -> Result<Analysis, Error> {
+    let label = label.into();
     let devices: Vec<usize> = (0..s.device_traces.len())
         .filter(|&d| s.device_traces.get(d).is_some_and(|t| !t.is_empty()))
         .collect();
@@ -446,7 +444,7 @@ pub fn analyse_with(
     // The summary (with its replay) and the what-if replay read only `s`: on a large trace they
     // run on a helper thread beside the timelines and histories, each about half the work.
     let summary = || -> Result<(SnapshotOutput, WhatIf), Error> {
-        let output = output::summarise_with(label, s, check::Warnings::default());
+        let output = output::summarise_with(&label, s, check::Warnings::default());
         Ok((output, whatif::whatif(s, whatif)?))
     };
     let histories = || -> Result<_, Error> {
@@ -561,7 +559,7 @@ pub fn run_path_with(
     whatif: &WhatIfParams,
 ) -> Result<SnapshotOutput, Error> {
     let (label, s) = open(path)?;
-    let out = analyse_with(&label, &s, event, whatif)?.output;
+    let out = analyse_with(label, &s, event, whatif)?.output;
     // A replay cut short by a cancel is never returned.
     crate::progress::report(PROGRESS_TOTAL, PROGRESS_TOTAL)?;
     Ok(out)

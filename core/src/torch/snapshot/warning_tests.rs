@@ -192,7 +192,8 @@ const IDENTIFIERS: &[&str] = &[
     "B",
 ];
 
-/// The longest run of English words in `s`: Latin-letter words that are not identifiers,
+/// The longest run of English words in `s`: Latin-letter words (hyphens and apostrophes
+/// allowed) that are not identifiers,
 /// one after another with only ASCII spaces and punctuation between them (a Chinese character,
 /// a number or an identifier ends a run).
 fn english_run(s: &str) -> usize {
@@ -202,7 +203,9 @@ fn english_run(s: &str) -> usize {
         for token in chunk.split_ascii_whitespace() {
             let word = token.trim_matches(|c: char| c.is_ascii_punctuation());
             let english = word.len() > 1
-                && word.chars().all(|c| c.is_ascii_alphabetic())
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphabetic() || c == '-' || c == '\'')
                 && !IDENTIFIERS.contains(&word);
             run = if english { run + 1 } else { 0 };
             most = most.max(run);

@@ -6,7 +6,7 @@
 //! In the JSON (`report memory-snapshot --json`, `result.warnings`) a warning is an object with
 //! `kind` (the variant, snake_case: `block_outside_segment`, …, `more`), `en` and `zh` (the two
 //! wordings), and the variant's fields (addresses and sizes as integers, bytes). The checks that
-//! find them are in [`super::check`] (the file's segments and trace) and [`super::history`]
+//! find them are in `check.rs` (the file's segments and trace) and [`super::history`]
 //! (trace events that cannot be undone against the file's blocks).
 
 use serde::ser::Error as _;

@@ -191,3 +191,65 @@ fn an_export_shows_the_event_parameters_event_unless_a_step_is_given() {
     assert_eq!(shown(&["--step", "0"]), "0");
     assert_eq!(shown(&["--step", "12"]), "12");
 }
+
+/// The longest run of English words in `s`: words of Latin letters (hyphens and apostrophes
+/// allowed) one after another with only ASCII spaces and punctuation between them. A Chinese
+/// character, a number, an address or an identifier (`free_completed`, `torch.cuda`) ends a
+/// run.
+fn english_run(s: &str) -> usize {
+    let mut most = 0;
+    for chunk in s.split(|c: char| !c.is_ascii()) {
+        let mut run = 0;
+        for token in chunk.split_ascii_whitespace() {
+            let word = token.trim_matches(|c: char| c.is_ascii_punctuation());
+            let english = word.len() > 1
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphabetic() || c == '-' || c == '\'');
+            run = if english { run + 1 } else { 0 };
+            most = most.max(run);
+        }
+    }
+    most
+}
+
+#[test]
+fn the_chinese_snapshot_figures_hold_no_english_sentence() {
+    // The checker's own rule, on what the figures once showed.
+    assert_eq!(english_run("文件：(built-in mini fixture)。"), 3);
+    assert_eq!(english_run("（alloc at 0x7f783ba04000，256 B）"), 2);
+    let dir = tempfile::tempdir().expect("temp dir");
+    for scene in ["memory-snapshot", "memory-diff"] {
+        let svg = dir.path().join(format!("{scene}.svg"));
+        let svg_arg = svg.to_str().expect("a UTF-8 temp path");
+        let out = warpscope(&["export", scene, "--lang", "zh", "--out", svg_arg], None);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&svg).expect("svg written");
+        let doc = roxmltree::Document::parse(&text).expect("valid SVG");
+        let rows: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .map(|n| {
+                n.descendants()
+                    .filter(|d| d.is_text())
+                    .filter_map(|d| d.text())
+                    .collect()
+            })
+            .collect();
+        // The built-in fixture's warnings are in the figure, in Chinese.
+        if scene == "memory-snapshot" {
+            assert!(
+                rows.iter()
+                    .any(|r| r.contains("个轨迹事件无法在文件的块上撤销")),
+                "{rows:?}"
+            );
+        }
+        for row in &rows {
+            assert!(english_run(row) < 3, "{scene}: {row}");
+        }
+    }
+}

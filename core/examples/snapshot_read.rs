@@ -18,7 +18,7 @@ fn main() -> std::process::ExitCode {
     let result = snapshot::read_file(&path).and_then(|s| {
         let read = t0.elapsed().as_secs_f64();
         let read_peak = peak_rss_mib();
-        let a = snapshot::analyse(&path, &s, -1)?;
+        let a = snapshot::analyse(path.as_str(), &s, -1)?;
         Ok(((read, read_peak), s, a))
     });
     match result {

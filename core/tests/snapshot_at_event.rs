@@ -90,7 +90,7 @@ fn data(name: &str) -> String {
 
 fn analyse(path: &str) -> snapshot::Analysis {
     let (label, s) = snapshot::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    snapshot::analyse(&label, &s, -1).unwrap_or_else(|e| panic!("{path}: {e}"))
+    snapshot::analyse(label, &s, -1).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 /// `at_event.segments` as the Python script prints them.
@@ -345,13 +345,19 @@ fn pickles_written_by_python_with_bad_sizes_are_refused_and_odd_ones_warned() {
         return;
     };
     let o = snapshot::run_path(f.0.to_str().unwrap()).unwrap();
-    let all = o.warnings.join("\n");
+    let all: Vec<String> = o.warnings.iter().map(|w| w.text().en).collect();
+    let all = all.join("\n");
     assert!(all.contains("larger than the segment's 2097152 B"), "{all}");
     assert!(
         all.contains("segments 0 and 1 of device 0 overlap"),
         "{all}"
     );
-    assert_eq!(o.warnings.len(), o.warnings_zh.len());
+    // Both said in Chinese too, from the same numbers (2 MiB = 2097152 B, the second segment
+    // starting 1 MiB into the first).
+    let zh: Vec<String> = o.warnings.iter().map(|w| w.text().zh).collect();
+    let zh = zh.join("\n");
+    assert!(zh.contains("比段的 2097152 B 还大"), "{zh}");
+    assert!(zh.contains("设备 0 的段 0 和段 1 重叠"), "{zh}");
 }
 
 /// An active block shows the stack of the trace's latest `alloc` at its address up to the event
@@ -364,7 +370,7 @@ fn pickles_written_by_python_with_bad_sizes_are_refused_and_odd_ones_warned() {
 fn active_blocks_take_the_stack_of_their_alloc_event() {
     let path = data("torch2.11-cs336-a2.pickle");
     let s = snapshot::read_file(&path).expect("reads");
-    let a = snapshot::analyse(&path, &s, -1).expect("analyses");
+    let a = snapshot::analyse(path.as_str(), &s, -1).expect("analyses");
     let h = &a.histories[0];
     let trace = &s.device_traces[0];
     let mut checked = 0;

@@ -13,7 +13,7 @@ use warpscope_core::params::ParamValues;
 
 use super::SceneState;
 use crate::i18n::tr;
-use warpscope_core::torch::snapshot::SnapshotRun;
+use warpscope_core::torch::snapshot::{SnapshotRun, Source};
 
 /// The scene a snapshot opens in.
 pub const SCENE: &str = "memory-snapshot";
@@ -236,7 +236,8 @@ impl Opener {
             return;
         };
         let path = state.values.text("path").unwrap_or("").trim();
-        if path.is_empty() || run.output.path != path {
+        let shown = matches!(&run.output.path, Source::File(p) if p == path);
+        if path.is_empty() || !shown {
             return;
         }
         let p = Path::new(path);

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::frames::frame_line;
-use super::snapshot::{self, BlockState, Snapshot};
+use super::snapshot::{self, BlockState, Snapshot, Source};
 use crate::Error;
 use crate::params::{ParamSpec, ParamValues};
 use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
@@ -25,10 +25,52 @@ use crate::text::Text;
 /// Most frame groups listed; the rest are summed into one row.
 pub const MAX_GROUPS: usize = 200;
 
-/// The group of live bytes whose stacks have no user frame.
+/// How [`FrameGroup::NoUserFrame`] reads in English (and in the JSON).
 pub const NO_USER_FRAME: &str = "(no user frame: library or no stack recorded)";
-/// The group of the groups past [`MAX_GROUPS`].
+/// How [`FrameGroup::Other`] reads in English (and in the JSON).
 pub const OTHER_FRAMES: &str = "(other frames)";
+
+/// A group of live bytes: one innermost user frame, the stacks without one, or the groups past
+/// [`MAX_GROUPS`] summed. Serialised as the frame's line, [`NO_USER_FRAME`] or [`OTHER_FRAMES`].
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FrameGroup {
+    /// `name (file:line)`, the file shortened to its last two components (as the file
+    /// spells it: not translated).
+    Frame(String),
+    /// Stacks with no user frame (library code only, or no stack recorded).
+    NoUserFrame,
+    /// The groups past [`MAX_GROUPS`].
+    Other,
+}
+
+impl FrameGroup {
+    /// The English wording (what the JSON holds).
+    pub fn as_str(&self) -> &str {
+        match self {
+            FrameGroup::Frame(line) => line,
+            FrameGroup::NoUserFrame => NO_USER_FRAME,
+            FrameGroup::Other => OTHER_FRAMES,
+        }
+    }
+
+    /// The group in both languages (a frame's line is the same in both).
+    pub fn text(&self) -> Text<&str> {
+        match self {
+            FrameGroup::Frame(line) => Text::new(line, line),
+            FrameGroup::NoUserFrame => Text::new(
+                NO_USER_FRAME,
+                "（没有用户栈帧：都在库里，或没有记录调用栈）",
+            ),
+            FrameGroup::Other => Text::new(OTHER_FRAMES, "（其余栈帧）"),
+        }
+    }
+}
+
+impl Serialize for FrameGroup {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec::text(
@@ -86,9 +128,8 @@ pub struct OnlySegment {
 /// Live bytes of one user frame in each file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FrameBytes {
-    /// The frame as `name (file:line)` (the file shortened to its last two components), or
-    /// [`NO_USER_FRAME`] / [`OTHER_FRAMES`].
-    pub frame: String,
+    /// The frame, or the stacks without one, or the rest ([`FrameGroup`]).
+    pub frame: FrameGroup,
     /// Σ `active_allocated` block sizes in a (bytes).
     pub bytes_a: u64,
     /// The same in b (bytes).
@@ -98,10 +139,10 @@ pub struct FrameBytes {
 /// The scene's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DiffOutput {
-    /// File a, as given.
-    pub a: String,
+    /// File a, as given (or the built-in fixture).
+    pub a: Source,
     /// File b, as given.
-    pub b: String,
+    pub b: Source,
     /// Reserved in a and in b (bytes).
     pub reserved_bytes: (u64, u64),
     /// Allocated in a and in b (bytes).
@@ -125,8 +166,8 @@ fn sum(it: impl Iterator<Item = u64>) -> u64 {
 }
 
 /// Live bytes of `s` by innermost user frame.
-fn live_by_frame(s: &Snapshot) -> BTreeMap<String, u64> {
-    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+fn live_by_frame(s: &Snapshot) -> BTreeMap<FrameGroup, u64> {
+    let mut out: BTreeMap<FrameGroup, u64> = BTreeMap::new();
     for b in s.segments.iter().flat_map(|g| &g.blocks) {
         if b.state != BlockState::ActiveAllocated {
             continue;
@@ -134,7 +175,9 @@ fn live_by_frame(s: &Snapshot) -> BTreeMap<String, u64> {
         let key = s
             .frames
             .top_user_frame(b.frames)
-            .map_or_else(|| NO_USER_FRAME.to_owned(), |f| frame_line(&f));
+            .map_or(FrameGroup::NoUserFrame, |f| {
+                FrameGroup::Frame(frame_line(&f))
+            });
         let e = out.entry(key).or_default();
         *e = e.saturating_add(b.size);
     }
@@ -165,7 +208,12 @@ fn only(x: &Snapshot, other: &Snapshot) -> Vec<OnlySegment> {
 }
 
 /// Compares two decoded snapshots (labels `a`, `b`).
-pub fn compare(a: &str, sa: &Snapshot, b: &str, sb: &Snapshot) -> DiffOutput {
+pub fn compare(
+    a: impl Into<Source>,
+    sa: &Snapshot,
+    b: impl Into<Source>,
+    sb: &Snapshot,
+) -> DiffOutput {
     let reserved = |s: &Snapshot| sum(s.segments.iter().map(|g| g.total_size));
     let allocated = |s: &Snapshot| sum(s.segments.iter().map(|g| g.allocated_size));
     let (ra, rb) = (reserved(sa), reserved(sb));
@@ -186,19 +234,20 @@ pub fn compare(a: &str, sa: &Snapshot, b: &str, sb: &Snapshot) -> DiffOutput {
         y.bytes_a
             .max(y.bytes_b)
             .cmp(&x.bytes_a.max(x.bytes_b))
-            .then_with(|| x.frame.cmp(&y.frame))
+            // By the wording the JSON holds, so the order reads as it always has.
+            .then_with(|| x.frame.as_str().cmp(y.frame.as_str()))
     });
     if rows.len() > MAX_GROUPS {
         let rest = rows.split_off(MAX_GROUPS - 1);
         rows.push(FrameBytes {
-            frame: OTHER_FRAMES.to_owned(),
+            frame: FrameGroup::Other,
             bytes_a: sum(rest.iter().map(|r| r.bytes_a)),
             bytes_b: sum(rest.iter().map(|r| r.bytes_b)),
         });
     }
     DiffOutput {
-        a: a.to_owned(),
-        b: b.to_owned(),
+        a: a.into(),
+        b: b.into(),
         reserved_bytes: (ra, rb),
         allocated_bytes: (aa, ab),
         reserved_delta_bytes: i128::from(rb) - i128::from(ra),
@@ -220,7 +269,7 @@ pub fn run_paths(a: &str, b: &str) -> Result<DiffOutput, Error> {
     };
     let (la, sa) = snapshot::open(a).map_err(|e| named("a", e))?;
     let (lb, sb) = snapshot::open(b).map_err(|e| named("b", e))?;
-    Ok(compare(&la, &sa, &lb, &sb))
+    Ok(compare(la, &sa, lb, &sb))
 }
 
 /// The scene's computation on validated values (`a`, `b`).
@@ -258,9 +307,9 @@ mod tests {
         // `active_allocated` blocks: verl's vLLM rollout `__init__` holds 22,300,669,952 B,
         // cs336's model.py line 39 `forward` 327,680,000 B, and 1,050,073,088 B of cs336 have
         // no user frame (their stacks are empty).
-        let row = |f: &str| d.by_frame.iter().find(|r| r.frame == f).unwrap();
+        let row = |f: &str| d.by_frame.iter().find(|r| r.frame.as_str() == f).unwrap();
         assert_eq!(
-            d.by_frame[0].frame,
+            d.by_frame[0].frame.as_str(),
             "__init__ (vllm_rollout/vllm_rollout_spmd.py:114)"
         );
         assert_eq!(
@@ -310,5 +359,43 @@ mod tests {
             Err(Error::BadInput(m)) => assert!(m.starts_with("b: "), "{m}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_builtin_fixture_and_the_frame_groups_read_in_both_languages() {
+        let d = run_paths("", " ").unwrap();
+        assert_eq!((&d.a, &d.b), (&Source::Builtin, &Source::Builtin));
+        assert_eq!(d.a.text().zh, "（内置小样例）");
+        let json = serde_json::to_value(&d).unwrap();
+        // The JSON still names the fixture and the groups in English, as strings.
+        assert_eq!(json["a"], "(built-in mini fixture)");
+        let rows = [
+            FrameGroup::NoUserFrame,
+            FrameGroup::Other,
+            FrameGroup::Frame("f (a.py:1)".into()),
+        ];
+        let json = serde_json::to_value(rows.clone()).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!([
+                "(no user frame: library or no stack recorded)",
+                "(other frames)",
+                "f (a.py:1)"
+            ])
+        );
+        assert_eq!(
+            rows.map(|r| r.text().zh.to_owned()),
+            [
+                "（没有用户栈帧：都在库里，或没有记录调用栈）".to_owned(),
+                "（其余栈帧）".to_owned(),
+                "f (a.py:1)".to_owned(),
+            ]
+        );
+        // A file's name is shown as given in both languages.
+        let file = Source::from("runs/a.pickle").text();
+        assert_eq!(
+            (file.en.as_str(), file.zh.as_str()),
+            ("runs/a.pickle", "runs/a.pickle")
+        );
     }
 }

@@ -2,11 +2,11 @@
 //! difference, the segments only one holds, and live bytes by the user frame that allocated
 //! them as grouped bars (the largest groups; the table lists them all).
 
-use crate::i18n::tr;
+use crate::i18n::{tr, zh};
 use crate::trf;
 use crate::views::{Out, View, ViewContext};
 use crate::widgets::{self, Bar, BarGroup, Scale, Series, mib_text};
-use warpscope_core::torch::diff::{self, DiffOutput, NO_USER_FRAME, OTHER_FRAMES};
+use warpscope_core::torch::diff::{self, DiffOutput};
 
 /// Frame groups drawn as bars (the table lists every group).
 const BARS: usize = 10;
@@ -36,26 +36,13 @@ fn signed(delta: i128) -> String {
     format!("{sign}{}", mib_text(bytes))
 }
 
-fn frame_name(ui: &egui::Ui, f: &str) -> String {
-    match f {
-        NO_USER_FRAME => tr(
-            ui,
-            "(no user frame: library or no stack recorded)",
-            "（没有用户栈帧：都在库里，或没有记录调用栈）",
-        )
-        .to_owned(),
-        OTHER_FRAMES => tr(ui, "(other frames)", "（其余栈帧）").to_owned(),
-        other => other.to_owned(),
-    }
-}
-
 fn draw(ui: &mut egui::Ui, o: &DiffOutput) {
     ui.label(trf!(
         ui,
         "a: {} · b: {}. Memory in MiB = 2²⁰ bytes; differences are b − a.",
         "a：{} · b：{}。显存以 MiB 计，1 MiB = 2²⁰ 字节；差值是 b − a。",
-        o.a,
-        o.b
+        o.a.text().get(zh(ui)),
+        o.b.text().get(zh(ui))
     ));
     egui::Grid::new("diff-figures")
         .num_columns(4)
@@ -139,7 +126,7 @@ fn draw(ui: &mut egui::Ui, o: &DiffOutput) {
         .iter()
         .take(BARS)
         .map(|r| BarGroup {
-            name: shorten(&frame_name(ui, &r.frame), 48),
+            name: shorten(r.frame.text().get(zh(ui)), 48),
             bars: vec![bar(0, r.bytes_a), bar(1, r.bytes_b)],
         })
         .collect();
@@ -185,7 +172,7 @@ fn draw(ui: &mut egui::Ui, o: &DiffOutput) {
                     ui.strong("b − a");
                     ui.end_row();
                     for r in &o.by_frame {
-                        ui.label(frame_name(ui, &r.frame));
+                        ui.label(r.frame.text().get(zh(ui)));
                         ui.label(mib_text(r.bytes_a));
                         ui.label(mib_text(r.bytes_b));
                         ui.label(signed(i128::from(r.bytes_b) - i128::from(r.bytes_a)));

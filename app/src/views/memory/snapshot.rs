@@ -22,7 +22,7 @@ pub struct SnapshotView {
     /// The block map's state, scale and clicked block.
     pub map: snapshot_map::Options,
     /// The run last drawn: its id, file and `event` (see [`SnapshotView::follow_run`]).
-    pub seen_run: Option<(u64, String, i64)>,
+    pub seen_run: Option<(u64, warpscope_core::torch::snapshot::Source, i64)>,
     /// The search box: an address or frame text.
     pub search: FrameSearch,
 }
@@ -102,11 +102,7 @@ fn warnings(ui: &mut egui::Ui, o: &SnapshotOutput) {
     if o.warnings.is_empty() {
         return;
     }
-    let lines = if crate::i18n::zh(ui) {
-        &o.warnings_zh
-    } else {
-        &o.warnings
-    };
+    let zh = crate::i18n::zh(ui);
     let colour = ui.visuals().warn_fg_color;
     egui::Frame::group(ui.style())
         .stroke(egui::Stroke::new(1.0, colour))
@@ -120,8 +116,9 @@ fn warnings(ui: &mut egui::Ui, o: &SnapshotOutput) {
                 ))
                 .strong(),
             );
-            for w in lines {
-                ui.add(egui::Label::new(egui::RichText::new(format!("• {w}")).small()).wrap());
+            for w in &o.warnings {
+                let line = format!("• {}", w.text().get(zh));
+                ui.add(egui::Label::new(egui::RichText::new(line).small()).wrap());
             }
         });
 }
@@ -226,7 +223,7 @@ fn show_summary(ui: &mut egui::Ui, o: &SnapshotOutput) {
         ui,
         "File: {}. Memory in MiB = 2²⁰ bytes.",
         "文件：{}。显存以 MiB 计，1 MiB = 2²⁰ 字节。",
-        o.path
+        o.path.text().get(crate::i18n::zh(ui))
     ));
     egui::Grid::new("snapshot-figures")
         .num_columns(2)

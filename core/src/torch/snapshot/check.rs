@@ -7,27 +7,27 @@
 //! none overlapping, their sizes summing to `total_size`); segments of one device never overlap
 //! (each is one `cudaMalloc` or one expandable reservation); a segment's `allocated_size` is the
 //! sum of its `active_allocated` blocks (`snapshot()` adds `block->size` where `block->allocated`).
-//! Sums that exceed 2⁶⁴ − 1 bytes are reported too (the figures saturate there).
+//! Sums that exceed 2⁶⁴ − 1 bytes are reported too (the figures saturate there). Each problem
+//! is a typed [`Warning`], worded in both languages by [`Warning::text`].
 
+use super::warning::{Kind, Warning};
 use super::{Action, BlockState, Snapshot};
 
 /// Problems of one kind listed before the rest are only counted.
 const LISTED: usize = 5;
 
-/// Warnings in both languages, at most [`LISTED`] of each kind plus one line with the count of
+/// Warnings, at most [`LISTED`] of each [`Kind`] plus one [`Warning::More`] with the count of
 /// the rest.
 #[derive(Debug, Default)]
 pub(super) struct Warnings {
-    kinds: Vec<(&'static str, usize)>,
-    /// English lines.
-    pub en: Vec<String>,
-    /// The same lines in Chinese.
-    pub zh: Vec<String>,
+    kinds: Vec<(Kind, usize)>,
+    listed: Vec<Warning>,
 }
 
 impl Warnings {
-    /// Adds one problem of `kind`; its text is built only while the kind is still listed.
-    pub fn push(&mut self, kind: &'static str, text: impl FnOnce() -> (String, String)) {
+    /// Adds one problem; it is kept only while its kind is still listed.
+    pub fn push(&mut self, w: Warning) {
+        let kind = w.kind();
         let count = match self.kinds.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, c)) => {
                 *c += 1;
@@ -39,25 +39,21 @@ impl Warnings {
             }
         };
         if count <= LISTED {
-            let (en, zh) = text();
-            self.en.push(en);
-            self.zh.push(zh);
+            self.listed.push(w);
         }
     }
 
-    /// The lines, with one "… and N more" per kind that had more than [`LISTED`].
-    pub fn finish(mut self) -> (Vec<String>, Vec<String>) {
-        for &(kind, count) in &self.kinds {
+    /// The warnings, with one [`Warning::More`] per kind that had more than [`LISTED`].
+    pub fn finish(mut self) -> Vec<Warning> {
+        for &(of, count) in &self.kinds {
             if count > LISTED {
-                self.en.push(format!(
-                    "… and {} more of the kind \"{kind}\"",
-                    count - LISTED
-                ));
-                self.zh
-                    .push(format!("……另有 {} 个同类问题（{kind}）", count - LISTED));
+                self.listed.push(Warning::More {
+                    of,
+                    count: count - LISTED,
+                });
             }
         }
-        (self.en, self.zh)
+        self.listed
     }
 }
 
@@ -69,17 +65,10 @@ pub(super) fn check(s: &Snapshot, w: &mut Warnings) {
         reserved = reserved.and_then(|r| r.checked_add(sg.total_size));
         allocated = allocated.and_then(|a| a.checked_add(sg.allocated_size));
         let Some(seg_end) = sg.address.checked_add(sg.total_size) else {
-            w.push("segment end overflows", || {
-                (
-                    format!(
-                        "segment {i} at {:#x}: address + total_size ({} B) exceeds 2⁶⁴ − 1",
-                        sg.address, sg.total_size
-                    ),
-                    format!(
-                        "段 {i}（{:#x}）：地址 + total_size（{} B）超过 2⁶⁴ − 1",
-                        sg.address, sg.total_size
-                    ),
-                )
+            w.push(Warning::SegmentEndOverflows {
+                segment: i,
+                address: sg.address,
+                total_size: sg.total_size,
             });
             continue;
         };
@@ -92,122 +81,76 @@ pub(super) fn check(s: &Snapshot, w: &mut Warnings) {
                 active_allocated = active_allocated.saturating_add(b.size);
             }
             if b.state == BlockState::ActiveAllocated && b.requested_size > b.size {
-                w.push("requested more than the block", || {
-                    (
-                        format!(
-                            "segment {i} at {:#x} block {j}: requested_size {} B is more than the block's {} B",
-                            sg.address, b.requested_size, b.size
-                        ),
-                        format!(
-                            "段 {i}（{:#x}）的块 {j}：requested_size {} B 比块的 {} B 还大",
-                            sg.address, b.requested_size, b.size
-                        ),
-                    )
+                w.push(Warning::RequestedMoreThanBlock {
+                    segment: i,
+                    address: sg.address,
+                    block: j,
+                    requested_size: b.requested_size,
+                    size: b.size,
                 });
             }
             if b.size > sg.total_size {
-                w.push("block larger than its segment", || {
-                    (
-                        format!(
-                            "segment {i} at {:#x} block {j}: {} B, larger than the segment's {} B",
-                            sg.address, b.size, sg.total_size
-                        ),
-                        format!(
-                            "段 {i}（{:#x}）的块 {j}：{} B，比段的 {} B 还大",
-                            sg.address, b.size, sg.total_size
-                        ),
-                    )
+                w.push(Warning::BlockLargerThanSegment {
+                    segment: i,
+                    address: sg.address,
+                    block: j,
+                    size: b.size,
+                    total_size: sg.total_size,
                 });
             }
             let end = b.address.checked_add(b.size);
             if b.address < sg.address || end.is_none_or(|e| e > seg_end) {
-                w.push("block outside its segment", || {
-                    (
-                        format!(
-                            "segment {i} at {:#x} block {j} at {:#x} ({} B) lies outside the segment's {:#x}..{seg_end:#x}",
-                            sg.address, b.address, b.size, sg.address
-                        ),
-                        format!(
-                            "段 {i}（{:#x}）的块 {j}（{:#x}，{} B）不在段的范围 {:#x}..{seg_end:#x} 内",
-                            sg.address, b.address, b.size, sg.address
-                        ),
-                    )
+                w.push(Warning::BlockOutsideSegment {
+                    segment: i,
+                    address: sg.address,
+                    block: j,
+                    block_address: b.address,
+                    size: b.size,
+                    end: seg_end,
                 });
             }
             if let Some(p) = prev_end
                 && b.address < p
             {
-                w.push("overlapping blocks", || {
-                    (
-                        format!(
-                            "segment {i} at {:#x}: block {j} at {:#x} overlaps the block before it (which ends at {p:#x})",
-                            sg.address, b.address
-                        ),
-                        format!(
-                            "段 {i}（{:#x}）：块 {j}（{:#x}）与前一个块重叠（前一个块止于 {p:#x}）",
-                            sg.address, b.address
-                        ),
-                    )
+                w.push(Warning::OverlappingBlocks {
+                    segment: i,
+                    address: sg.address,
+                    block: j,
+                    block_address: b.address,
+                    previous_end: p,
                 });
             }
             prev_end = Some(end.unwrap_or(u64::MAX));
         }
         match covered {
-            None => w.push("sum overflows", || {
-                (
-                    format!(
-                        "segment {i} at {:#x}: its block sizes add up to more than 2⁶⁴ − 1 bytes",
-                        sg.address
-                    ),
-                    format!("段 {i}（{:#x}）：块大小之和超过 2⁶⁴ − 1 字节", sg.address),
-                )
+            None => w.push(Warning::BlockSumOverflows {
+                segment: i,
+                address: sg.address,
             }),
             Some(c) if !sg.blocks.is_empty() && c != sg.total_size => {
-                w.push("blocks do not tile their segment", || {
-                    (
-                        format!(
-                            "segment {i} at {:#x}: its blocks add up to {c} B, the segment's total_size is {} B",
-                            sg.address, sg.total_size
-                        ),
-                        format!(
-                            "段 {i}（{:#x}）：块合计 {c} B，而段的 total_size 是 {} B",
-                            sg.address, sg.total_size
-                        ),
-                    )
+                w.push(Warning::BlocksDoNotTile {
+                    segment: i,
+                    address: sg.address,
+                    blocks_total: c,
+                    total_size: sg.total_size,
                 });
             }
             _ => {}
         }
         if !sg.blocks.is_empty() && sg.allocated_size != active_allocated {
-            w.push("allocated_size differs from its blocks", || {
-                (
-                    format!(
-                        "segment {i} at {:#x}: allocated_size is {} B, its active_allocated blocks hold {active_allocated} B",
-                        sg.address, sg.allocated_size
-                    ),
-                    format!(
-                        "段 {i}（{:#x}）：allocated_size 是 {} B，而它的 active_allocated 块合计 {active_allocated} B",
-                        sg.address, sg.allocated_size
-                    ),
-                )
+            w.push(Warning::AllocatedSizeDiffers {
+                segment: i,
+                address: sg.address,
+                allocated_size: sg.allocated_size,
+                active_allocated,
             });
         }
     }
     if reserved.is_none() {
-        w.push("sum overflows", || {
-            (
-                "the segments' total_size add up to more than 2⁶⁴ − 1 bytes: reserved is shown saturated".into(),
-                "各段 total_size 之和超过 2⁶⁴ − 1 字节：显示的 reserved 是截断后的值".into(),
-            )
-        });
+        w.push(Warning::ReservedOverflows);
     }
     if allocated.is_none() {
-        w.push("sum overflows", || {
-            (
-                "the segments' allocated_size add up to more than 2⁶⁴ − 1 bytes: allocated is shown saturated".into(),
-                "各段 allocated_size 之和超过 2⁶⁴ − 1 字节：显示的 allocated 是截断后的值".into(),
-            )
-        });
+        w.push(Warning::AllocatedOverflows);
     }
     check_events(s, w);
     // Segments of one device never overlap.
@@ -230,15 +173,12 @@ pub(super) fn check(s: &Snapshot, w: &mut Warnings) {
             && d1 == d2
             && a2 < end1
         {
-            w.push("overlapping segments", || {
-                (
-                    format!(
-                        "segments {i1} and {i2} of device {d1} overlap (segment {i2} starts at {a2:#x}, before segment {i1} ends at {end1:#x})"
-                    ),
-                    format!(
-                        "设备 {d1} 的段 {i1} 和段 {i2} 重叠（段 {i2} 起于 {a2:#x}，在段 {i1} 的结尾 {end1:#x} 之前）"
-                    ),
-                )
+            w.push(Warning::OverlappingSegments {
+                device: *d1,
+                first: *i1,
+                second: *i2,
+                second_address: *a2,
+                first_end: *end1,
             });
         }
     }
@@ -256,25 +196,15 @@ fn check_events(s: &Snapshot, w: &mut Warnings) {
                 Action::Alloc | Action::FreeRequested | Action::FreeCompleted
             );
             match &e.action {
-                Action::Other(name) => w.push("unknown action", || {
-                    (
-                        format!(
-                            "trace {d} event {k}: unknown action \"{name}\"; it is not replayed"
-                        ),
-                        format!("轨迹 {d} 的事件 {k}：未知的 action \"{name}\"，不参与重放"),
-                    )
+                Action::Other(_) => w.push(Warning::UnknownAction {
+                    trace: d,
+                    event: k,
+                    action: e.action.clone(),
                 }),
-                _ if sized && e.size == 0 => w.push("no byte count", || {
-                    (
-                        format!(
-                            "trace {d} event {k} ({}): size is 0 or missing, counted as 0 B",
-                            e.action.as_str()
-                        ),
-                        format!(
-                            "轨迹 {d} 的事件 {k}（{}）：size 为 0 或缺失，按 0 B 计",
-                            e.action.as_str()
-                        ),
-                    )
+                _ if sized && e.size == 0 => w.push(Warning::NoByteCount {
+                    trace: d,
+                    event: k,
+                    action: e.action.clone(),
                 }),
                 _ => {}
             }
@@ -292,19 +222,14 @@ fn check_events(s: &Snapshot, w: &mut Warnings) {
                     if let Some((j, size)) = at
                         && size != e.size
                     {
-                        w.push("free differs from its alloc", || {
-                            (
-                                format!(
-                                    "trace {d} event {k} ({}) at {addr:#x}: {} B, but the alloc at event {j} was {size} B",
-                                    e.action.as_str(),
-                                    e.size
-                                ),
-                                format!(
-                                    "轨迹 {d} 的事件 {k}（{}，{addr:#x}）：{} B，而事件 {j} 的 alloc 是 {size} B",
-                                    e.action.as_str(),
-                                    e.size
-                                ),
-                            )
+                        w.push(Warning::FreeDiffersFromAlloc {
+                            trace: d,
+                            event: k,
+                            action: e.action.clone(),
+                            addr,
+                            size: e.size,
+                            alloc_event: j,
+                            alloc_size: size,
                         });
                     }
                 }
@@ -342,7 +267,8 @@ mod event_tests {
         };
         let mut w = Warnings::default();
         check_events(&snap, &mut w);
-        let (en, zh) = w.finish();
+        let texts: Vec<_> = w.finish().iter().map(Warning::text).collect();
+        let en: Vec<&str> = texts.iter().map(|t| t.en.as_str()).collect();
         assert_eq!(
             en,
             vec![
@@ -351,6 +277,6 @@ mod event_tests {
                 "trace 0 event 4: unknown action \"rewind\"; it is not replayed",
             ]
         );
-        assert_eq!(zh.len(), 3);
+        assert_eq!(texts.len(), 3);
     }
 }

@@ -33,6 +33,7 @@ use crate::Error;
 use crate::caching::{
     AllocatorConfig, CachingAllocator, LARGE_BUFFER, Pool, SMALL_BUFFER, SeedBlock, SeedSegment,
 };
+use crate::text::Text;
 
 /// What one device's replay found.
 #[derive(Debug, Clone, Default)]
@@ -50,8 +51,8 @@ pub(super) struct Run {
     /// Sizes of the segments left at the end, in creation order (seeded ones first).
     pub segments: Vec<u64>,
     pub segments_match: bool,
-    /// Why not, `(English, Chinese)`.
-    pub mismatch: Vec<(String, String)>,
+    /// Why not, in both languages.
+    pub mismatch: Vec<Text>,
     /// `alloc` events that did not fit.
     pub ooms: u64,
     /// `oom` events in the trace, and how many of them failed again.
@@ -355,7 +356,7 @@ fn compare(s: &Snapshot, r: &mut Run, trace_segs: &BTreeMap<u64, usize>, expanda
         ordered.sort_unstable();
         if ordered.len() != trace_segs.len() {
             let missing = trace_segs.len() - ordered.len().min(trace_segs.len());
-            r.mismatch.push((
+            r.mismatch.push(Text::new(
                 format!("device {dev}: {missing} segments the trace created are not in the file"),
                 format!("设备 {dev}：轨迹创建的段中有 {missing} 个不在文件里"),
             ));
@@ -372,7 +373,7 @@ fn compare(s: &Snapshot, r: &mut Run, trace_segs: &BTreeMap<u64, usize>, expanda
         want != got
     };
     if differ {
-        r.mismatch.push((
+        r.mismatch.push(Text::new(
             format!("device {dev}: replayed {n_rep} segments ({rep_bytes} bytes), the file has {n_file} ({file_bytes} bytes)"),
             format!("设备 {dev}：回放得到 {n_rep} 个段（{rep_bytes} 字节），文件里有 {n_file} 个（{file_bytes} 字节）"),
         ));

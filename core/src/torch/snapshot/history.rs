@@ -41,6 +41,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::warning::{Warning, Why};
 use super::{Action, BlockState, SnapSegment, Snapshot};
 use crate::Error;
 use crate::caching::{Pool, pool_of, round_size, should_split};
@@ -219,54 +220,6 @@ fn key_at<V>(m: &BTreeMap<Key, V>, addr: u64) -> Key {
         .next_back()
         .map_or(0, |(&(_, k), _)| k.saturating_add(1));
     (addr, n)
-}
-
-/// Why an event could not be undone against the later state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Why {
-    NoAddress,
-    NoActiveBlock,
-    NotPending,
-    NoFreeSpace,
-    TooLittleFreeSpace,
-    NoSegment,
-    SegmentSize,
-    SegmentInUse,
-    Overlap,
-}
-
-impl Why {
-    fn en(self) -> &'static str {
-        match self {
-            Why::NoAddress => "the event has no address",
-            Why::NoActiveBlock => "the later state has no active block at this address",
-            Why::NotPending => "the later state has no block waiting to be freed at this address",
-            Why::NoFreeSpace => {
-                "the later state has no free space at this address to put the block back"
-            }
-            Why::TooLittleFreeSpace => {
-                "the free space at this address is smaller than the block's rounded size"
-            }
-            Why::NoSegment => "no segment of the later state holds this address",
-            Why::SegmentSize => "the segment at this address has another size",
-            Why::SegmentInUse => "the segment still holds active blocks",
-            Why::Overlap => "the range overlaps a segment of the later state",
-        }
-    }
-
-    fn zh(self) -> &'static str {
-        match self {
-            Why::NoAddress => "事件没有地址",
-            Why::NoActiveBlock => "之后的状态里这个地址没有活动块",
-            Why::NotPending => "之后的状态里这个地址没有等待释放的块",
-            Why::NoFreeSpace => "之后的状态里这个地址没有空闲空间可以放回这个块",
-            Why::TooLittleFreeSpace => "这个地址的空闲空间比块取整后的大小还小",
-            Why::NoSegment => "之后的状态里没有段包含这个地址",
-            Why::SegmentSize => "这个地址的段大小不同",
-            Why::SegmentInUse => "这个段里还有活动块",
-            Why::Overlap => "这个范围与之后状态里的段重叠",
-        }
-    }
 }
 
 impl DevState {
@@ -681,8 +634,8 @@ pub struct History {
     interval: usize,
     /// Events that could not be undone against the later state (file and trace disagree).
     pub inconsistent: usize,
-    /// The first few of them, described: `(English, Chinese)`.
-    pub examples: Vec<(String, String)>,
+    /// The first few of them ([`Warning::CannotUndo`]).
+    pub examples: Vec<Warning>,
     /// Per address, the `alloc` events there that carry a stack: `(event, frame list)`, in
     /// trace order ([`History::at`] gives an active block the stack of the latest one up to
     /// the event: the allocation that made it).
@@ -764,21 +717,14 @@ impl History {
             if let Err(why) = state.undo(*e) {
                 inconsistent += 1;
                 if examples.len() < EXAMPLES {
-                    let at = e.addr.map_or(String::new(), |a| format!(" at {a:#x}"));
-                    examples.push((
-                        format!(
-                            "device {device} event {i} ({}{at}, {} B): {}",
-                            e.op.name(),
-                            e.size,
-                            why.en()
-                        ),
-                        format!(
-                            "设备 {device} 第 {i} 个事件（{}{at}，{} B）：{}",
-                            e.op.name(),
-                            e.size,
-                            why.zh()
-                        ),
-                    ));
+                    examples.push(Warning::CannotUndo {
+                        device,
+                        event: i,
+                        action: e.op.name(),
+                        addr: e.addr,
+                        size: e.size,
+                        why,
+                    });
                 }
             }
             if i % interval == 0 {

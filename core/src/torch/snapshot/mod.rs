@@ -60,6 +60,9 @@ mod scene;
 mod synthetic;
 #[cfg(test)]
 mod tests;
+pub mod warning;
+#[cfg(test)]
+mod warning_tests;
 pub mod whatif;
 #[cfg(test)]
 mod whatif_tests;
@@ -75,12 +78,13 @@ use crate::scene::{Chapter, Cost, Featured, Scene, SceneDef, erase};
 
 pub use action::Action;
 pub use history::{History, StateAt, StateBlock, StateSegment};
-pub use output::{MapBlock, MapSegment, SnapshotOutput, summarise};
+pub use output::{MapBlock, MapSegment, SnapshotOutput, Source, summarise};
 pub use read::{parse, read_file};
 pub use replay::{DeviceReplay, Replay, replay};
 pub use scene::{SnapshotRun, SnapshotScene};
 #[doc(hidden)]
 pub use synthetic::synthetic;
+pub use warning::{Kind, Warning};
 pub use whatif::{WhatIf, WhatIfParams, WhatIfSettings};
 
 /// Memory a read needs, per byte of file (bytes), at worst: a file the fast decoder declines is
@@ -344,21 +348,18 @@ pub fn expand_home(path: &str) -> std::path::PathBuf {
 }
 
 /// Reads the snapshot at `path` (trimmed, `~` expanded; empty: [`BUILTIN_FIXTURE`]) and returns
-/// the label to show for it with the decoded snapshot.
+/// which it is with the decoded snapshot.
 ///
 /// # Errors
 /// As [`read_file`].
-pub fn open(path: &str) -> Result<(String, Snapshot), Error> {
+pub fn open(path: &str) -> Result<(Source, Snapshot), Error> {
     let path = path.trim();
     if path.is_empty() {
-        return Ok((
-            "(built-in mini fixture)".to_owned(),
-            parse(BUILTIN_FIXTURE)?,
-        ));
+        return Ok((Source::Builtin, parse(BUILTIN_FIXTURE)?));
     }
     let expanded = expand_home(path);
     let s = read_file(&expanded.to_string_lossy())?;
-    Ok((path.to_owned(), s))
+    Ok((Source::File(path.to_owned()), s))
 }
 
 /// Everything the scene computes from one file: the summary the CLI prints, and for every
@@ -388,7 +389,7 @@ const PARALLEL_ANALYSIS_EVENTS: usize = 50_000;
 /// is not -1 for a device without trace events), or naming `device` and the devices present
 /// when the file holds nothing of it; [`Error::Cancelled`] when the progress scope is
 /// cancelled.
-pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error> {
+pub fn analyse(label: impl Into<Source>, s: &Snapshot, event: i64) -> Result<Analysis, Error> {
     analyse_with(label, s, event, &WhatIfParams::default())
 }
 
@@ -397,11 +398,12 @@ pub fn analyse(label: &str, s: &Snapshot, event: i64) -> Result<Analysis, Error>
 /// # Errors
 /// As [`analyse`].
 pub fn analyse_with(
-    label: &str,
+    label: impl Into<Source>,
     s: &Snapshot,
     event: i64,
     whatif: &WhatIfParams,
 ) -> Result<Analysis, Error> {
+    let label = label.into();
     let devices: Vec<usize> = (0..s.device_traces.len())
         .filter(|&d| s.device_traces.get(d).is_some_and(|t| !t.is_empty()))
         .collect();
@@ -448,7 +450,7 @@ pub fn analyse_with(
     // The summary (with its replay) and the what-if replay read only `s`: on a large trace they
     // run on a helper thread beside the timelines and histories, each about half the work.
     let summary = || -> Result<(SnapshotOutput, WhatIf), Error> {
-        let output = output::summarise_with(label, s, check::Warnings::default());
+        let output = output::summarise_with(&label, s, check::Warnings::default());
         Ok((output, whatif::whatif(s, whatif)?))
     };
     let histories = || -> Result<_, Error> {
@@ -495,7 +497,7 @@ pub fn analyse_with(
     };
     let timeline = timelines.iter().find(|t| t.device == device);
     output.peak = shown.map(|h| peak::peak(timeline, h, &s.frames));
-    (output.warnings, output.warnings_zh) = w.finish();
+    output.warnings = w.finish();
     output.at_event = at_event;
     output.whatif = Some(whatif);
     Ok(Analysis {
@@ -507,54 +509,29 @@ pub fn analyse_with(
 
 /// The ways a trace can disagree with its file's segments, as warnings.
 fn trace_warnings(t: &crate::torch::timeline::Timeline, h: &History, w: &mut check::Warnings) {
-    let d = t.device;
+    let device = t.device;
     if t.inconsistent > 0 {
-        w.push("trace disagrees with the segments", || {
-            (
-                format!(
-                    "device {d}: {} segment events would take reserved below zero walking back from the file's segments (reserved is clamped at 0 there)",
-                    t.inconsistent
-                ),
-                format!(
-                    "设备 {d}：从文件里的段往回走，有 {} 个段事件会让 reserved 小于 0（那里按 0 截断）",
-                    t.inconsistent
-                ),
-            )
+        w.push(Warning::ReservedBelowZero {
+            device,
+            events: t.inconsistent,
         });
     }
     if let Some(last) = t.events.last()
         && last.allocated != t.file_requested
     {
-        w.push("trace disagrees with the segments", || {
-            (
-                format!(
-                    "device {d}: the trace leaves {} B of requested bytes live at its end, the file's active blocks request {} B (a trimmed or edited file?)",
-                    last.allocated, t.file_requested
-                ),
-                format!(
-                    "设备 {d}：轨迹结束时仍存活的请求字节是 {} B，而文件里活动块申请的是 {} B（文件被截短或改过？）",
-                    last.allocated, t.file_requested
-                ),
-            )
+        w.push(Warning::LiveBytesDiffer {
+            device,
+            trace_live: last.allocated,
+            file_requested: t.file_requested,
         });
     }
     if h.inconsistent > 0 {
-        w.push("trace disagrees with the segments", || {
-            (
-                format!(
-                    "device {d}: {} trace events cannot be undone against the file's blocks, so the block map before them is partly wrong",
-                    h.inconsistent
-                ),
-                format!(
-                    "设备 {d}：有 {} 个轨迹事件无法在文件的块上撤销，所以它们之前的块图有一部分不对",
-                    h.inconsistent
-                ),
-            )
+        w.push(Warning::EventsNotUndone {
+            device,
+            events: h.inconsistent,
         });
-        for (en, zh) in &h.examples {
-            w.push("trace event that cannot be undone", || {
-                (en.clone(), zh.clone())
-            });
+        for example in &h.examples {
+            w.push(example.clone());
         }
     }
 }
@@ -588,7 +565,7 @@ pub fn run_path_with(
     whatif: &WhatIfParams,
 ) -> Result<SnapshotOutput, Error> {
     let (label, s) = open(path)?;
-    let out = analyse_with(&label, &s, event, whatif)?.output;
+    let out = analyse_with(label, &s, event, whatif)?.output;
     // A replay cut short by a cancel is never returned.
     crate::progress::report(PROGRESS_TOTAL, PROGRESS_TOTAL)?;
     Ok(out)

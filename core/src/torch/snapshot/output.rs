@@ -13,6 +13,45 @@ use super::replay::replay;
 use super::{BlockState, Snapshot, sat_sum};
 use crate::memory::mib;
 
+/// Which snapshot a result is of: a file, named as given, or the built-in fixture. Serialised
+/// as the file's name, or `(built-in mini fixture)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A file, as the user named it.
+    File(String),
+    /// [`super::BUILTIN_FIXTURE`] (an empty path).
+    Builtin,
+}
+
+/// How [`Source::Builtin`] reads in English (and in the JSON).
+const BUILTIN_EN: &str = "(built-in mini fixture)";
+
+impl Source {
+    /// What a view shows for it: the file's name in both languages (a name is not translated),
+    /// or the fixture's description.
+    pub fn text(&self) -> Text {
+        match self {
+            Source::File(path) => Text::new(path.clone(), path.clone()),
+            Source::Builtin => Text::new(BUILTIN_EN.into(), "（内置小样例）".into()),
+        }
+    }
+}
+
+impl From<&str> for Source {
+    fn from(path: &str) -> Source {
+        Source::File(path.to_owned())
+    }
+}
+
+impl Serialize for Source {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Source::File(path) => s.serialize_str(path),
+            Source::Builtin => s.serialize_str(BUILTIN_EN),
+        }
+    }
+}
+
 /// One block of the segment map, relative to its segment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MapBlock {
@@ -44,8 +83,8 @@ pub struct MapSegment {
 /// The scene's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SnapshotOutput {
-    /// The file read (or `(built-in mini fixture)`).
-    pub path: String,
+    /// The file read, or the built-in fixture (in the JSON, `(built-in mini fixture)`).
+    pub path: Source,
     /// `dict` or `list`.
     pub layout: &'static str,
     /// Pickle protocol.
@@ -119,22 +158,22 @@ pub struct SnapshotOutput {
     /// What is wrong with a file that decodes: blocks larger than or outside their segment,
     /// overlapping blocks or segments, sums past 2⁶⁴ − 1 bytes, a trace that disagrees with the
     /// segments ([`super::check`]). Empty for a clean file.
-    pub warnings: Vec<String>,
-    /// [`warnings`](Self::warnings) in Chinese, built from the same numbers.
-    pub warnings_zh: Vec<String>,
+    /// Each is typed and worded in both languages ([`super::warning`]; in the JSON an object
+    /// with `kind`, `en`, `zh` and its fields).
+    pub warnings: Vec<super::Warning>,
 }
 
 /// Summarises and replays a decoded snapshot, and checks it ([`super::check`]); `at_event` is
 /// left `None` (see [`super::analyse`]).
-pub fn summarise(path: &str, s: &Snapshot) -> SnapshotOutput {
+pub fn summarise(path: impl Into<Source>, s: &Snapshot) -> SnapshotOutput {
     let mut w = Warnings::default();
     check(s, &mut w);
-    summarise_with(path, s, w)
+    summarise_with(&path.into(), s, w)
 }
 
 /// [`summarise`] with the warnings already collected.
-pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotOutput {
-    let (warnings, warnings_zh) = w.finish();
+pub(super) fn summarise_with(path: &Source, s: &Snapshot, w: Warnings) -> SnapshotOutput {
+    let warnings = w.finish();
     let mut by_state: BTreeMap<String, usize> = BTreeMap::new();
     let (mut internal, mut external, mut largest_free) = (0u64, 0u64, 0u64);
     for b in s.segments.iter().flat_map(|sg| &sg.blocks) {
@@ -170,7 +209,7 @@ pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotO
     let allocated = sat_sum(s.segments.iter().map(|sg| sg.allocated_size));
     let r = replay(s);
     SnapshotOutput {
-        path: path.to_owned(),
+        path: path.clone(),
         layout: s.layout,
         protocol: s.protocol,
         blocks_have_addresses: s.blocks_have_addresses,
@@ -222,6 +261,5 @@ pub(super) fn summarise_with(path: &str, s: &Snapshot, w: Warnings) -> SnapshotO
         peak: None,
         whatif: None,
         warnings,
-        warnings_zh,
     }
 }

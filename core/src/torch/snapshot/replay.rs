@@ -181,8 +181,8 @@ fn add(
         en.push(format!("{from}; the replay recreates the file's segments"));
         zh.push(format!("{from_zh}；回放重建了文件里的段"));
     } else {
-        let why: Vec<&str> = run.mismatch.iter().map(|m| m.0.as_str()).collect();
-        let why_zh: Vec<&str> = run.mismatch.iter().map(|m| m.1.as_str()).collect();
+        let why: Vec<&str> = run.mismatch.iter().map(|m| m.get(false)).collect();
+        let why_zh: Vec<&str> = run.mismatch.iter().map(|m| m.get(true)).collect();
         en.push(format!("{from}; the replay differs: {}", why.join(", ")));
         zh.push(format!("{from_zh}；回放结果不同：{}", why_zh.join("，")));
     }

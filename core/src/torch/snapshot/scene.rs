@@ -24,7 +24,7 @@ impl SceneDef for SnapshotScene {
         static RUNS: AtomicU64 = AtomicU64::new(1);
         let (label, mut s) = open(v.text("path")?)?;
         let event = v.int("event")?;
-        let a = analyse_with(&label, &s, event, &WhatIfParams::from_values(v)?)?;
+        let a = analyse_with(label, &s, event, &WhatIfParams::from_values(v)?)?;
         // A replay cut short by a cancel is never returned.
         crate::progress::report(super::PROGRESS_TOTAL, super::PROGRESS_TOTAL)?;
         let active = a.timelines.iter().map(active::active).collect();

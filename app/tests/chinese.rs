@@ -11,12 +11,7 @@ use egui::epaint::{ClippedShape, Shape};
 use warpscope::export::{FigureOptions, Lang};
 
 /// Scenes left out, each with why.
-const EXCEPTIONS: &[&str] = &[
-    // Their warnings, states and notes are being worded in both languages in parallel (core's
-    // `torch/` and the memory views); remove these two once that lands.
-    "memory-snapshot",
-    "memory-diff",
-];
+const EXCEPTIONS: &[&str] = &[];
 
 /// Words a Chinese figure keeps in English, compared in lower case. Acronyms and names with a
 /// capital inside (GEMM, BLH, MiB, FLOPs, LayerNorm, PyTorch, cudaMalloc), identifiers (with
@@ -65,13 +60,20 @@ const ALLOWED: &[&str] = &[
     "auto",
     "false",
     "true",
+    "file",
+    // PyTorch's own names for what its allocator does and keeps (trace actions `alloc`, `oom`;
+    // block state `inactive`), and the snapshot's file format.
+    "alloc",
+    "oom",
+    "inactive",
+    "pickle",
 ];
 
 /// The English words of `text` that are neither allowed nor recognised as identifiers.
 fn english_words(text: &str) -> Vec<String> {
-    // A path (`crate::cost`) is one identifier.
+    // A path (`crate::cost`, a frame's `misc/attention.py`) is one identifier.
     let chars: Vec<char> = text.replace("::", ".").chars().collect();
-    let joins = |c: char| matches!(c, '_' | '.' | ':' | '-' | '@' | '\'');
+    let joins = |c: char| matches!(c, '_' | '.' | ':' | '-' | '@' | '\'' | '/');
     let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
@@ -93,8 +95,8 @@ fn english_words(text: &str) -> Vec<String> {
         let after = chars.get(i).copied();
         let identifier = token.chars().any(|c| c.is_ascii_digit() || joins(c))
             || token.chars().skip(1).any(|c| c.is_ascii_uppercase())
-            || before.is_some_and(|c| matches!(c, '.' | '@' | '`' | '['))
-            || after.is_some_and(|c| matches!(c, '(' | '[' | ']' | '<' | '`'));
+            || before.is_some_and(|c| matches!(c, '.' | '@' | '`' | '[' | '<'))
+            || after.is_some_and(|c| matches!(c, '(' | '[' | ']' | '<' | '>' | '`'));
         let word = token.chars().all(|c| c.is_ascii_alphabetic()) && token.len() >= 3;
         if word && !identifier && !ALLOWED.contains(&token.to_lowercase().as_str()) {
             out.push(token);

@@ -500,9 +500,12 @@ pub(super) fn extract_with(
     if let Some(Value::Dict(d)) = settings_v {
         for (k, v) in d.iter().take(64) {
             if let HashableValue::String(k) = k {
+                // Kept as the file says it (a float stays a float, a big integer its digits):
+                // what the replay makes of each is decided, and warned about, in `whatif`.
                 let text = match v {
                     Value::I64(i) => i.to_string(),
-                    Value::F64(f) => f.to_string(),
+                    Value::Int(b) => int_text(b, b.bits()),
+                    Value::F64(f) => format!("{f:?}"),
                     Value::Bool(b) => b.to_string(),
                     Value::String(s) => s.chars().take(200).collect(),
                     Value::None => "None".into(),
@@ -510,10 +513,19 @@ pub(super) fn extract_with(
                     Value::Dict(m) => m
                         .iter()
                         .take(64)
-                        .filter_map(|(k, v)| match (k, v) {
-                            (HashableValue::String(k), Value::I64(i)) => Some(format!("{k}:{i}")),
-                            (HashableValue::I64(k), Value::I64(i)) => Some(format!("{k}:{i}")),
-                            _ => None,
+                        .filter_map(|(k, v)| {
+                            let k = match k {
+                                HashableValue::String(k) => k.chars().take(40).collect(),
+                                HashableValue::I64(k) => k.to_string(),
+                                HashableValue::Int(k) => int_text(k, k.bits()),
+                                _ => return None,
+                            };
+                            let v = match v {
+                                Value::I64(i) => i.to_string(),
+                                Value::Int(b) => int_text(b, b.bits()),
+                                _ => return None,
+                            };
+                            Some(format!("{k}:{v}"))
                         })
                         .collect::<Vec<_>>()
                         .join(","),
@@ -532,6 +544,17 @@ pub(super) fn extract_with(
         allocator_settings,
         frames: FrameTable::default(),
     }))
+}
+
+/// A pickled integer beyond 64 bits as its decimal digits, or its size where the digits would
+/// run past a line (600 bits are 181 digits).
+/// (`bits` is the integer's width: `BigInt::bits`, named here without the crate.)
+fn int_text(b: &impl std::fmt::Display, bits: u64) -> String {
+    if bits <= 600 {
+        b.to_string()
+    } else {
+        format!("<an integer of {bits} bits>")
+    }
 }
 
 /// The trace events of `device_traces` (absent: none).

@@ -218,3 +218,36 @@ fn issue30_item11_a_big_integer_setting_is_warned_about_alone() {
         "{w:?}"
     );
 }
+
+// Issue 30, item 4: a million one-element rows, under the 16 MiB input limit.
+
+#[test]
+fn issue30_item4_a_million_rows_report_promptly_with_a_bounded_result() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = dir.path().join("rows.json");
+    let rows = 1usize << 20;
+    let list = |v: &str| vec![format!("[{v}]"); rows].join(",");
+    let text = format!(r#"{{"x":[{}],"dy":[{}]}}"#, list("1.5"), list("0.25"));
+    assert!(text.len() < 16 << 20, "{} bytes", text.len());
+    std::fs::write(&p, text).unwrap();
+    // It took 16 s and 3.55 GB, printing 260 MB; a minute is generous for a debug build.
+    let out = run_within(
+        &["report", "layernorm-formulas", "--input", s(&p), "--json"],
+        Duration::from_secs(60),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.len() < 1 << 20, "{} bytes", out.stdout.len());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["result"];
+    assert_eq!(r["rows_total"], rows);
+    assert_eq!(r["rows"].as_array().map(Vec::len), Some(1024));
+    // ∇β = Σ ∇y = 2²⁰ · 0.25 = 2¹⁸, over every row (exact in f64); one element per row makes
+    // x̂ 0, so ∇γ is 0 and each ∇x is 0.
+    assert_eq!(r["dbeta"], serde_json::json!([262_144.0]));
+    assert_eq!(r["dgamma"], serde_json::json!([0.0]));
+    assert_eq!(r["max_abs_diff_hw4"], 0.0);
+}

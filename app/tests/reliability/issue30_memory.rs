@@ -19,7 +19,15 @@ enum P {
 
 /// `v` in pickle protocol 2 (the opcodes `pickle.dumps(v, 2)` uses for these types).
 fn pickle(v: &P) -> Vec<u8> {
-    fn put(v: &P, out: &mut Vec<u8>) {
+    let mut out = vec![0x80, 2];
+    put(v, &mut out);
+    out.push(b'.');
+    out
+}
+
+/// `v`'s opcodes appended to `out`.
+fn put(v: &P, out: &mut Vec<u8>) {
+    {
         match v {
             P::I(i) => match i32::try_from(*i) {
                 Ok(i) => {
@@ -62,10 +70,6 @@ fn pickle(v: &P) -> Vec<u8> {
             }
         }
     }
-    let mut out = vec![0x80, 2];
-    put(v, &mut out);
-    out.push(b'.');
-    out
 }
 
 const M: i64 = 1 << 20;
@@ -250,4 +254,63 @@ fn issue30_item4_a_million_rows_report_promptly_with_a_bounded_result() {
     assert_eq!(r["dbeta"], serde_json::json!([262_144.0]));
     assert_eq!(r["dgamma"], serde_json::json!([0.0]));
     assert_eq!(r["max_abs_diff_hw4"], 0.0);
+}
+
+// Issue 30, item 3: the snapshot reader's memory guard under the process's own limit.
+
+/// A snapshot the fast decoder declines at once (an integer past 64 bits in its first
+/// setting), padded with `n` one-entry dicts `{"a": 2}`: 14 bytes of file each, and in
+/// `serde-pickle`'s values a B-tree node of 720 bytes and more — the shape that cost most per
+/// byte in the issue's measurements.
+fn declined_snapshot(n: usize) -> Vec<u8> {
+    let mut big = vec![0u8; 9];
+    big[8] = 0x40;
+    let mut b = vec![0x80, 2, b'}'];
+    put(&P::S("allocator_settings"), &mut b);
+    put(&P::D(vec![("x", P::Long(big))]), &mut b);
+    b.push(b's');
+    put(&P::S("segments"), &mut b);
+    put(&P::L(vec![]), &mut b);
+    b.push(b's');
+    put(&P::S("pad"), &mut b);
+    b.push(b']');
+    let mut one = Vec::new();
+    put(&P::D(vec![("a", P::I(2))]), &mut one);
+    one.push(b'a');
+    for _ in 0..n {
+        b.extend_from_slice(&one);
+    }
+    b.extend_from_slice(b"s.");
+    b
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn issue30_item3_under_a_low_address_space_limit_a_large_file_is_refused_not_aborted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = dir.path().join("declined.pickle");
+    // 1.5 M dicts: 21 MB of file, about 1.2 GB once decoded by the general decoder.
+    let bytes = declined_snapshot(1_500_000);
+    assert!(bytes.len() > 20_000_000, "{}", bytes.len());
+    std::fs::write(&p, &bytes).unwrap();
+    // 1,000,000 KiB of address space: the binary at start maps about 120 MB of it, and the
+    // general decoder's estimate (100 bytes per byte: 2.1 GB) is past the rest. Before the guard
+    // read the rlimit this aborted on allocation (SIGABRT).
+    let script = format!(
+        "ulimit -v 1000000 && exec '{}' report memory-snapshot --set 'path={}'",
+        env!("CARGO_BIN_EXE_warpscope"),
+        s(&p)
+    );
+    let started = Instant::now();
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .expect("sh runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{:?}: {err}", out.status);
+    assert!(
+        err.contains("not enough memory") && err.contains("declined.pickle"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
 }

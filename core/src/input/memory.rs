@@ -160,6 +160,8 @@ fn rlimit(r: Resource) -> Option<u64> {
     if rc != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
         return None;
     }
+    // `rlim_t` is `u64` here but narrower on some 32-bit targets.
+    #[allow(clippy::useless_conversion)]
     u64::try_from(lim.rlim_cur).ok()
 }
 

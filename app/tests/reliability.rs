@@ -693,3 +693,7 @@ fn row10_an_export_through_a_symlink_replaces_its_target() {
 // Issue 30, "reliability III": each item's reproduction, in a file of its own.
 #[path = "reliability/issue30.rs"]
 mod issue30;
+
+// Issue 30's memory items (3, 4, 11): settings kept as written, bounded inputs, the guard.
+#[path = "reliability/issue30_memory.rs"]
+mod issue30_memory;

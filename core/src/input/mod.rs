@@ -9,6 +9,7 @@
 
 pub mod expr;
 pub mod json;
+pub mod memory;
 pub mod nonfinite;
 pub mod strict;
 
@@ -187,13 +188,11 @@ pub fn map_regular(path: &Path, what: &str) -> Result<FileBytes, Error> {
     Ok(FileBytes::Mapped(map))
 }
 
-/// Physical memory available for new allocations (bytes): `MemAvailable` of `/proc/meminfo`
-/// on Linux; `None` where it is not known.
+/// Memory this process may still allocate (bytes; `None` where nothing is known): the least
+/// of `MemAvailable`, its rlimits and its cgroup's limit ([`memory::headroom`], which also
+/// names the limit).
 pub fn memory_available() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
+    memory::headroom().map(|h| h.bytes)
 }
 
 #[cfg(test)]

@@ -40,6 +40,16 @@ pub const ACCUMULATE: &[&str] = &["auto", "f64", "f32", "f16"];
 /// The keys of the input.
 const KEYS: &[&str] = &["x", "dy", "gamma", "beta", "eps"];
 
+/// Rows whose details (statistics and vectors) the result keeps: the first this many, fewer
+/// when they would hold more than [`MAX_ELEMENTS_KEPT`] values each vector. Every row is still
+/// computed and counted in the summaries (the largest errors, ∇γ, ∇β); `rows_total` says how
+/// many there were. Without the bound a million one-element rows made a 260 MB report and
+/// 3.5 GB of memory on the way (about 250 bytes per byte of input).
+pub const MAX_ROWS_KEPT: usize = 1024;
+
+/// Values per vector the kept rows hold at most together (at least one row is kept).
+pub const MAX_ELEMENTS_KEPT: usize = 1 << 16;
+
 /// Largest ε accepted (PyTorch's default is 1e-5; 1 is already far past any real use).
 pub const MAX_EPS: f64 = 1.0;
 
@@ -256,7 +266,10 @@ pub struct LnInputOutput {
     /// max over rows of [`LnRow::max_abs_diff_slides`].
     #[serde(serialize_with = "ser_extended")]
     pub max_abs_diff_slides: f64,
-    /// Per row.
+    /// Rows of the input (all of them computed and in the summaries).
+    pub rows_total: usize,
+    /// The first rows in detail: at most [`MAX_ROWS_KEPT`], and at most
+    /// [`MAX_ELEMENTS_KEPT`] values per vector over them (at least one row).
     pub rows: Vec<LnRow>,
     /// ∇γⱼ = Σ_rows ∇y·x̂ (sums in `accumulate`), stored.
     #[serde(serialize_with = "ser_extended_vec")]
@@ -322,11 +335,24 @@ pub fn run(input: &LnInput, modes: &Modes) -> Result<LnInputOutput, Error> {
     let m = gamma.len();
     let mf = m as f64;
     let eps = ar.c(input.eps);
-    let mut rows = Vec::with_capacity(input.x.len());
+    let total = input.x.len();
+    let keep = MAX_ROWS_KEPT
+        .min((MAX_ELEMENTS_KEPT / m.max(1)).max(1))
+        .min(total);
+    let mut rows = Vec::with_capacity(keep);
+    // The largest per-row errors, NaN as soon as one is (a broken form must not look exact).
+    let worst = |m: f64, d: f64| {
+        if d.is_nan() || m.is_nan() {
+            f64::NAN
+        } else {
+            m.max(d)
+        }
+    };
+    let (mut worst_hw4, mut worst_slides) = (0.0, 0.0);
     let (mut dgamma, mut dbeta) = (vec![0.0; m], vec![0.0; m]);
     let (mut dgamma_ref, mut dbeta_ref) = (vec![0.0; m], vec![0.0; m]);
-    for (xr, dyr) in input.x.iter().zip(&input.dy) {
-        crate::progress::report(rows.len() as u64, input.x.len() as u64)?;
+    for (i, (xr, dyr)) in input.x.iter().zip(&input.dy).enumerate() {
+        crate::progress::report(i as u64, total as u64)?;
         let (x, dy) = (st(xr), st(dyr));
         // Forward.
         let mean = ar.c(ar.sum(x.iter().copied()) / mf);
@@ -392,6 +418,15 @@ pub fn run(input: &LnInput, modes: &Modes) -> Result<LnInputOutput, Error> {
                 *e += dyj;
             }
         }
+        let (diff_hw4, diff_slides) = (
+            max_abs_diff(&dx_hw4, &dx_reference),
+            max_abs_diff(&dx_slides, &dx_reference),
+        );
+        worst_hw4 = worst(worst_hw4, diff_hw4);
+        worst_slides = worst(worst_slides, diff_slides);
+        if i >= keep {
+            continue;
+        }
         rows.push(LnRow {
             mean,
             var,
@@ -399,8 +434,8 @@ pub fn run(input: &LnInput, modes: &Modes) -> Result<LnInputOutput, Error> {
             var_reference,
             rstd,
             rstd_one_pass,
-            max_abs_diff_hw4: max_abs_diff(&dx_hw4, &dx_reference),
-            max_abs_diff_slides: max_abs_diff(&dx_slides, &dx_reference),
+            max_abs_diff_hw4: diff_hw4,
+            max_abs_diff_slides: diff_slides,
             xhat: xh.iter().map(|&v| dtype.store(v)).collect(),
             y,
             dx_hw4,
@@ -408,23 +443,15 @@ pub fn run(input: &LnInput, modes: &Modes) -> Result<LnInputOutput, Error> {
             dx_reference,
         });
     }
-    let worst = |f: fn(&LnRow) -> f64| {
-        rows.iter().map(f).fold(0.0, |m: f64, d| {
-            if d.is_nan() || m.is_nan() {
-                f64::NAN
-            } else {
-                m.max(d)
-            }
-        })
-    };
     Ok(LnInputOutput {
         dtype,
         accumulate,
         compute: ar.c.name(),
         eps: input.eps,
         cols: m,
-        max_abs_diff_hw4: worst(|r| r.max_abs_diff_hw4),
-        max_abs_diff_slides: worst(|r| r.max_abs_diff_slides),
+        max_abs_diff_hw4: worst_hw4,
+        max_abs_diff_slides: worst_slides,
+        rows_total: total,
         dgamma: st(&dgamma),
         dbeta: st(&dbeta),
         dgamma_reference: dgamma_ref,

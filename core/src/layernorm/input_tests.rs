@@ -196,3 +196,39 @@ fn the_default_accumulation_is_pytorchs_for_the_storage_type() {
     v.set(s.params, "accumulate", "f16").unwrap();
     assert_eq!(Modes::from_values(&v).unwrap().accumulate, Accumulate::F16);
 }
+
+/// Issue 30, item 4: the result keeps the first rows in detail and every row in its summaries.
+#[test]
+fn many_rows_keep_the_first_in_detail_and_all_in_the_summaries() {
+    // 1,100 rows [1, 2] with ∇y [0.5, 0], then one row [60000, 60000] with ∇y [1, 1] in f16
+    // storage and f16 sums: 60000 + 60000 is past f16's 65,504, so μ is ∞ and that row's ∇x
+    // error NaN — the summary must show it although the row is past the kept ones.
+    let mut x = vec![vec![1.0, 2.0]; 1100];
+    let mut dy = vec![vec![0.5, 0.0]; 1100];
+    x.push(vec![60000.0, 60000.0]);
+    dy.push(vec![1.0, 1.0]);
+    let input = LnInput {
+        x,
+        dy,
+        gamma: vec![1.0, 1.0],
+        beta: vec![0.0, 0.0],
+        eps: 1e-5,
+    };
+    let o = run(&input, &modes(Dtype::F16, Accumulate::F16)).unwrap();
+    assert_eq!(o.rows_total, 1101);
+    assert_eq!(o.rows.len(), MAX_ROWS_KEPT);
+    assert!(o.max_abs_diff_hw4.is_nan() && o.max_abs_diff_slides.is_nan());
+    // ∇β = Σ ∇y over all 1,101 rows: 1100 · 0.5 + 1 = 551 and 1 (every partial sum a multiple
+    // of 0.5 under 1024, exact in f16).
+    assert_eq!(o.dbeta, vec![551.0, 1.0]);
+    // Wide rows: 2¹⁶ values per vector at most, so rows of 40,000 keep one.
+    let wide = LnInput {
+        x: vec![vec![1.0; 40_000]; 3],
+        dy: vec![vec![0.0; 40_000]; 3],
+        gamma: vec![1.0; 40_000],
+        beta: vec![0.0; 40_000],
+        eps: 1e-5,
+    };
+    let o = run(&wide, &modes(Dtype::F32, Accumulate::F32)).unwrap();
+    assert_eq!((o.rows_total, o.rows.len()), (3, 1));
+}

@@ -174,7 +174,7 @@ impl MemoTable {
 /// stored, its value — a list of frame dicts — is interned as a frame list, once per memoised
 /// list: PyTorch pickles a traceback shared by many events once and refers to it through the
 /// memo afterwards, so the same memo entry, the same node, gets the same id without being read
-/// again. A `frames` value that is not a list declines; a list of anything but plain
+/// again. A `frames` value that is not a list reads as no frames; a list of anything but plain
 /// `{name, filename, line}` dicts is kept as a value (the reader interns it from there).
 pub fn decode(bytes: &[u8], progress: &mut dyn FnMut(usize) -> bool) -> Option<Decoded> {
     let (arena, frames, _) = decode_arena::<()>(bytes, progress, &mut |_, _, _| None)?;
@@ -536,7 +536,7 @@ fn node_str<'a>(node: &'a Node, table: &'a FrameTable) -> Option<&'a str> {
 
 /// Node `value`, the value of a `frames` entry, as the node of its frame list's id (interned
 /// once per node); the node itself when it is a list of something other than plain frame
-/// dicts; `None` (decline) when it is not a list.
+/// dicts; a `false` scalar (no frames) when it is not a list.
 fn intern_list(
     nodes: &mut Vec<Node>,
     table: &mut FrameTable,
@@ -547,7 +547,14 @@ fn intern_list(
         return Some(marker);
     }
     let Node::List(items) = nodes.get(value as usize)? else {
-        return None;
+        // Not a list: no frames, as the general decoder reads it (`FrameTable::intern_value`).
+        // Marked by a scalar no reader takes for a list id (an integer would be one) and that
+        // is not `None` (which would send a block's reader on to its `history`); declining
+        // instead sent a whole file to the general decoder for one stray value (issue 30).
+        nodes.push(Node::Scalar(Value::Bool(false)));
+        let marker = u32::try_from(nodes.len() - 1).ok()?;
+        interned.insert(value, marker);
+        return Some(marker);
     };
     let mut ids = Vec::with_capacity(items.len());
     for &item in items {

@@ -175,12 +175,23 @@ fn declines_what_it_does_not_handle_and_never_panics() {
         decode(&pickle(&list), &mut |_| true).map(|d| d.value),
         Some(list)
     );
-    // A `frames` value that is not a list: declined.
-    let odd = Value::Dict(BTreeMap::from([(
-        HashableValue::String("frames".into()),
-        Value::I64(3),
-    )]));
-    assert!(decode(&pickle(&odd), &mut |_| true).is_none());
+    // A `frames` value that is not a list (an integer, a stray string): no frames, marked
+    // `false` — not an integer, which would read as a list id (issue 30: declining sent the
+    // whole file to serde-pickle).
+    for stray in [Value::I64(3), Value::String("x".into())] {
+        let odd = Value::Dict(BTreeMap::from([(
+            HashableValue::String("frames".into()),
+            stray,
+        )]));
+        let read = Value::Dict(BTreeMap::from([(
+            HashableValue::String("frames".into()),
+            Value::Bool(false),
+        )]));
+        assert_eq!(
+            decode(&pickle(&odd), &mut |_| true).map(|d| d.value),
+            Some(read)
+        );
+    }
     // A list of something other than frame dicts stays a value.
     let other = Value::Dict(BTreeMap::from([(
         HashableValue::String("frames".into()),

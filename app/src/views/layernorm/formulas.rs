@@ -55,7 +55,8 @@ fn cell_digits(ui: &mut egui::Ui, v: f64, digits: usize, broken: bool) {
 /// The user's rows: the arithmetic in words, a table of per-row statistics and errors, the
 /// first row element by element, and ∇γ, ∇β against their reference.
 fn draw_input(ui: &mut egui::Ui, o: &LnInputOutput) {
-    let n = o.rows.len();
+    // Every row is in the summaries; `rows` holds the first ones in detail.
+    let n = o.rows_total;
     ui.label(
         egui::RichText::new(trf!(
             ui,
@@ -122,12 +123,21 @@ fn draw_input(ui: &mut egui::Ui, o: &LnInputOutput) {
                 ui.end_row();
             }
         });
-    if n > MAX_TABLE_ROWS {
+    let shown = o.rows.len().min(MAX_TABLE_ROWS);
+    if n > shown && o.rows.len() > shown {
         ui.label(trf!(
             ui,
-            "… and {} more rows (all are in `warpscope report layernorm-formulas --input FILE`).",
-            "……另有 {} 行（全部见 `warpscope report layernorm-formulas --input FILE`）。",
-            n - MAX_TABLE_ROWS
+            "… and {} more rows (the first {} are in `warpscope report layernorm-formulas --input FILE`).",
+            "……另有 {} 行（前 {} 行见 `warpscope report layernorm-formulas --input FILE`）。",
+            n - shown,
+            o.rows.len()
+        ));
+    } else if n > shown {
+        ui.label(trf!(
+            ui,
+            "… and {} more rows, counted in the largest errors above and in ∇γ, ∇β below.",
+            "……另有 {} 行，已计入上面的最大误差以及 ∇γ、∇β。",
+            n - shown
         ));
     }
     if let Some(r) = o.rows.first() {

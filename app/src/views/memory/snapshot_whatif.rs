@@ -81,8 +81,12 @@ fn settings_line(ui: &egui::Ui, w: &WhatIf) -> String {
         "expandable_segments {} · max_split_size_mb {} · roundup_power2_divisions {} · garbage_collection_threshold {} · device memory {}{}",
         "expandable_segments {} · max_split_size_mb {} · roundup_power2_divisions {} · garbage_collection_threshold {} · 设备显存 {}{}",
         on_off(s.expandable_segments),
-        s.max_split_size_mb
-            .map_or_else(|| tr(ui, "unlimited", "不限").to_owned(), |m| m.to_string()),
+        // A file may record a limit that is no whole MiB (1 B): shown in bytes, not as 0.
+        match (s.max_split_size_mb, s.max_split_size_bytes) {
+            (Some(_), Some(b)) if b % (1 << 20) != 0 => format!("{b} B"),
+            (Some(m), _) => m.to_string(),
+            (None, _) => tr(ui, "unlimited", "不限").to_owned(),
+        },
         divisions,
         if s.garbage_collection_threshold > 0.0 && s.device_memory_mib.is_none() {
             trf!(

@@ -59,6 +59,9 @@ impl Warnings {
 
 /// Checks `s` (see the module docs) into `w`.
 pub(super) fn check(s: &Snapshot, w: &mut Warnings) {
+    for (en, zh) in super::whatif::file_settings_warnings(s) {
+        w.push("allocator setting not taken as recorded", || (en, zh));
+    }
     let mut reserved = Some(0u64);
     let mut allocated = Some(0u64);
     for (i, sg) in s.segments.iter().enumerate() {

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_pickle::{HashableValue, Value};
 
 use super::{
-    BlockState, MAX_BLOCKS, MAX_SEGMENTS, MAX_TRACE_EVENTS, MEMORY_PER_FILE_BYTE, PROGRESS_CHECKED,
-    PROGRESS_DECODED, PROGRESS_EVERY, PROGRESS_EXTRACTED, PROGRESS_TOTAL, SnapBlock, SnapSegment,
-    Snapshot, TraceEvent, report_events,
+    BlockState, FALLBACK_MEMORY_PER_FILE_BYTE, MAX_BLOCKS, MAX_SEGMENTS, MAX_TRACE_EVENTS,
+    MEMORY_PER_FILE_BYTE, PROGRESS_CHECKED, PROGRESS_DECODED, PROGRESS_EVERY, PROGRESS_EXTRACTED,
+    PROGRESS_TOTAL, SnapBlock, SnapSegment, Snapshot, TraceEvent, report_events,
 };
 use crate::Error;
 use crate::torch::frames::{FrameTable, NO_FRAMES};
@@ -116,15 +116,8 @@ fn opt_u64(d: &BTreeMap<HashableValue, Value>, k: &str) -> u64 {
 pub fn read_file(path: &str) -> Result<Snapshot, Error> {
     // Type and size are checked before the file is opened: a FIFO or a device never blocks.
     let bytes = crate::input::map_regular(std::path::Path::new(path), "snapshot")?;
-    let need = (bytes.len() as u64).saturating_mul(MEMORY_PER_FILE_BYTE);
-    if let Some(available) = crate::input::memory_available()
-        && need > available
-    {
-        return Err(Error::BadInput(format!(
-            "snapshot `{path}`: {} bytes; reading it needs about {need} bytes of memory ({MEMORY_PER_FILE_BYTE} per byte of file), and {available} are available",
-            bytes.len()
-        )));
-    }
+    enough_memory(bytes.len(), MEMORY_PER_FILE_BYTE, "")
+        .map_err(|m| Error::BadInput(format!("snapshot `{path}`: {m}")))?;
     if bytes.is_empty() {
         return Err(Error::BadInput(format!(
             "snapshot `{path}`: the file is empty (0 bytes); {WRITE_ONE}"
@@ -141,6 +134,21 @@ pub fn read_file(path: &str) -> Result<Snapshot, Error> {
         Error::BadInput(m) => Error::BadInput(format!("snapshot `{path}`: {m}")),
         other => other,
     })
+}
+
+/// `Err` with the "not enough memory" sentence when `len` bytes of file at `per_byte` bytes of
+/// memory each need more than this process may still allocate
+/// ([`crate::input::memory::headroom`]: the least of `MemAvailable`, the rlimits and the
+/// cgroup's limit, named in the message). `how` says which decoder the estimate is for.
+fn enough_memory(len: usize, per_byte: u64, how: &str) -> Result<(), String> {
+    let need = (len as u64).saturating_mul(per_byte);
+    match crate::input::memory::headroom() {
+        Some(h) if need > h.bytes => Err(format!(
+            "not enough memory: the file is {len} bytes; reading it{how} needs about {need} bytes ({per_byte} per byte of file), and this process may allocate {} more (bound by {})",
+            h.bytes, h.bound
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// How to make a file this reader reads, for refusals of files that are none.
@@ -238,6 +246,14 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, Error> {
         }
     }
     pickle::refuse_expansion(&summary)?;
+    // The fallback costs more per byte than the estimate checked before decoding: checked again
+    // with its own, so a file it cannot hold is refused rather than aborting on allocation.
+    enough_memory(
+        bytes.len(),
+        FALLBACK_MEMORY_PER_FILE_BYTE,
+        " (the fast decoder declined it; the general decoder)",
+    )
+    .map_err(Error::BadInput)?;
     let options = serde_pickle::DeOptions::new().replace_recursive_structures();
     let value = serde_pickle::value_from_slice(bytes, options).map_err(|e| {
         Error::BadInput(format!(
@@ -500,9 +516,12 @@ pub(super) fn extract_with(
     if let Some(Value::Dict(d)) = settings_v {
         for (k, v) in d.iter().take(64) {
             if let HashableValue::String(k) = k {
+                // Kept as the file says it (a float stays a float, a big integer its digits):
+                // what the replay makes of each is decided, and warned about, in `whatif`.
                 let text = match v {
                     Value::I64(i) => i.to_string(),
-                    Value::F64(f) => f.to_string(),
+                    Value::Int(b) => int_text(b, b.bits()),
+                    Value::F64(f) => format!("{f:?}"),
                     Value::Bool(b) => b.to_string(),
                     Value::String(s) => s.chars().take(200).collect(),
                     Value::None => "None".into(),
@@ -510,10 +529,19 @@ pub(super) fn extract_with(
                     Value::Dict(m) => m
                         .iter()
                         .take(64)
-                        .filter_map(|(k, v)| match (k, v) {
-                            (HashableValue::String(k), Value::I64(i)) => Some(format!("{k}:{i}")),
-                            (HashableValue::I64(k), Value::I64(i)) => Some(format!("{k}:{i}")),
-                            _ => None,
+                        .filter_map(|(k, v)| {
+                            let k = match k {
+                                HashableValue::String(k) => k.chars().take(40).collect(),
+                                HashableValue::I64(k) => k.to_string(),
+                                HashableValue::Int(k) => int_text(k, k.bits()),
+                                _ => return None,
+                            };
+                            let v = match v {
+                                Value::I64(i) => i.to_string(),
+                                Value::Int(b) => int_text(b, b.bits()),
+                                _ => return None,
+                            };
+                            Some(format!("{k}:{v}"))
                         })
                         .collect::<Vec<_>>()
                         .join(","),
@@ -532,6 +560,17 @@ pub(super) fn extract_with(
         allocator_settings,
         frames: FrameTable::default(),
     }))
+}
+
+/// A pickled integer beyond 64 bits as its decimal digits, or its size where the digits would
+/// run past a line (600 bits are 181 digits).
+/// (`bits` is the integer's width: `BigInt::bits`, named here without the crate.)
+fn int_text(b: &impl std::fmt::Display, bits: u64) -> String {
+    if bits <= 600 {
+        b.to_string()
+    } else {
+        format!("<an integer of {bits} bits>")
+    }
 }
 
 /// The trace events of `device_traces` (absent: none).

@@ -23,7 +23,7 @@ use serde::Serialize;
 use super::{Action, Snapshot};
 use crate::Error;
 use crate::caching::conf::{self, AllocConf};
-use crate::caching::{AllocatorConfig, ROUNDUP_INTERVALS};
+use crate::caching::{AllocatorConfig, LARGE_BUFFER, ROUNDUP_INTERVALS};
 use crate::memory::MIB;
 use crate::params::ParamValues;
 use crate::text::Text;
@@ -167,8 +167,11 @@ impl WhatIfParams {
 pub struct WhatIfSettings {
     /// One growing range per pool and stream.
     pub expandable_segments: bool,
-    /// MiB (`null`: unlimited).
+    /// MiB, rounded down (`null`: unlimited); [`Self::max_split_size_bytes`] is exact.
     pub max_split_size_mb: Option<u64>,
+    /// The split limit in bytes (`null`: unlimited): a file may record one that is not a
+    /// whole number of MiB (1 B is 0 MiB here, not unlimited).
+    pub max_split_size_bytes: Option<u64>,
     /// How much larger than a request of at least `max_split_size_mb` a cached block it takes
     /// may be (MiB; 20 by default).
     pub max_non_split_rounding_mb: u64,
@@ -215,10 +218,16 @@ pub struct WhatIf {
     pub reproduced_ooms: u64,
 }
 
-/// The file's settings as an [`AllocatorConfig`] and which of them it records.
-fn file_config(s: &Snapshot) -> (AllocatorConfig, Vec<&'static str>) {
+/// The file's settings as an [`AllocatorConfig`], which of them the replay takes from the
+/// file, and a warning (English, Chinese) for each recorded value it cannot take as written.
+///
+/// A value PyTorch itself refuses (`caching::conf`'s rules: a garbage-collection threshold
+/// outside (0, 1), a split limit of 20 MiB or less) cannot be what the run used; it is kept
+/// as text in `allocator_settings` and named in a warning saying what the replay uses instead.
+fn file_config(s: &Snapshot) -> (AllocatorConfig, Vec<&'static str>, Vec<(String, String)>) {
     let mut c = AllocatorConfig::default();
     let mut from = Vec::new();
+    let mut notes = Vec::new();
     let get = |k: &str| s.allocator_settings.get(k).map(String::as_str);
     // Expandable segments exist only while the setting is on: their presence says so too.
     let has_expandable = s.segments.iter().any(|g| g.is_expandable)
@@ -232,41 +241,102 @@ fn file_config(s: &Snapshot) -> (AllocatorConfig, Vec<&'static str>) {
             has_expandable || recorded.and_then(expandable_choice).unwrap_or(false);
         from.push("expandable_segments");
     }
-    if let Some(v) = get("max_split_size").and_then(|v| v.parse::<i64>().ok()) {
-        // Recorded in bytes, −1 for unlimited (`SIZE_MAX`).
-        if let Ok(b) = u64::try_from(v) {
-            c.max_split_size = b;
+    if let Some(t) = get("max_split_size") {
+        // Recorded in bytes, −1 for unlimited (`SIZE_MAX` written as an `int64_t`).
+        let bytes = match t.parse::<i64>() {
+            Ok(-1) => Some(u64::MAX),
+            Ok(v) => u64::try_from(v).ok(),
+            Err(_) => t.parse::<u64>().ok(),
+        };
+        match bytes {
+            Some(b) => {
+                c.max_split_size = b;
+                from.push("max_split_size_mb");
+                if b <= LARGE_BUFFER {
+                    notes.push((
+                        format!(
+                            "allocator_settings: max_split_size {t} B is 20 MiB or less, which PyTorch refuses; the replay uses {t} B as recorded"
+                        ),
+                        format!(
+                            "allocator_settings：max_split_size {t} B 不超过 20 MiB，PyTorch 不接受；重放按记录的 {t} B 计算"
+                        ),
+                    ));
+                }
+            }
+            None => notes.push((
+                format!(
+                    "allocator_settings: max_split_size {t} is not a byte count of 64 bits (−1: unlimited); the replay uses PyTorch's default, unlimited"
+                ),
+                format!(
+                    "allocator_settings：max_split_size {t} 不是 64 位以内的字节数（−1 表示不限）；重放用 PyTorch 的默认值：不限"
+                ),
+            )),
         }
-        from.push("max_split_size_mb");
     }
-    if let Some(v) = get("garbage_collection_threshold").and_then(|v| v.parse::<f64>().ok()) {
-        c.garbage_collection_threshold = v.clamp(0.0, 1.0);
-        from.push("garbage_collection_threshold");
+    if let Some(t) = get("garbage_collection_threshold") {
+        match t.parse::<f64>() {
+            // 0 is what PyTorch records when the setting is not given: off.
+            Ok(g) if g == 0.0 || conf::garbage_collection_threshold(g).is_ok() => {
+                c.garbage_collection_threshold = g;
+                from.push("garbage_collection_threshold");
+            }
+            _ => notes.push((
+                format!(
+                    "allocator_settings: garbage_collection_threshold {t} is not a fraction above 0 and below 1, which PyTorch requires; the replay runs without garbage collection (0)"
+                ),
+                format!(
+                    "allocator_settings：garbage_collection_threshold {t} 不在 PyTorch 要求的 0 与 1 之间（不含两端）；重放不做垃圾回收（0）"
+                ),
+            )),
+        }
     }
     if let Some(v) = get("roundup_power2_divisions") {
         // Recorded as a dict {interval start in MiB: divisions}, read as "1:0,2:0,…".
-        for pair in v.split(',') {
+        let mut refused = Vec::new();
+        for pair in v.split(',').filter(|p| !p.is_empty()) {
             let mut kv = pair.split(':');
-            if let (Some(Ok(start)), Some(Ok(d))) = (
+            let slot = match (
                 kv.next().map(|k| k.trim().parse::<u64>()),
                 kv.next().map(|d| d.trim().parse::<u64>()),
-            ) && start.is_power_of_two()
-            {
-                let i = start.trailing_zeros() as usize;
-                if let Some(slot) = c.roundup_power2_divisions.get_mut(i) {
-                    *slot = d;
-                }
+            ) {
+                (Some(Ok(start)), Some(Ok(d))) => conf::roundup_interval(start)
+                    .ok()
+                    .filter(|_| conf::roundup_division(d, false).is_ok())
+                    .and_then(|i| c.roundup_power2_divisions.get_mut(i))
+                    .map(|slot| (slot, d)),
+                _ => None,
+            };
+            match slot {
+                Some((slot, d)) => *slot = d,
+                None => refused.push(pair.chars().take(60).collect::<String>()),
             }
+        }
+        if !refused.is_empty() {
+            let list = refused.join(", ");
+            notes.push((
+                format!(
+                    "allocator_settings: roundup_power2_divisions entries {list} are not a power-of-two MiB start with 0 or a power of two divisions; the replay leaves those intervals off"
+                ),
+                format!(
+                    "allocator_settings：roundup_power2_divisions 的条目 {list} 不是「2 的幂 MiB 起点：0 或 2 的幂个分段」；重放中这些区间不分段"
+                ),
+            ));
         }
         from.push("roundup_power2_divisions");
     }
-    (c, from)
+    (c, from, notes)
+}
+
+/// Warnings (English, Chinese) for the recorded settings the what-if replay cannot take as
+/// written (see [`file_config`]).
+pub(super) fn file_settings_warnings(s: &Snapshot) -> Vec<(String, String)> {
+    file_config(s).2
 }
 
 /// The settings a what-if replay of `s` runs with: each given parameter, else `alloc_conf`'s,
 /// else the file's. The memory limit is `device_memory_mib`'s (the caller resolves −1).
 pub fn resolve(s: &Snapshot, p: &WhatIfParams) -> (AllocatorConfig, WhatIfSettings) {
-    let (mut c, recorded) = file_config(s);
+    let (mut c, recorded, _) = file_config(s);
     let a = &p.alloc_conf;
     let (mut from_file, mut from_alloc_conf) = (Vec::new(), Vec::new());
     let mut keep = |name: &'static str, in_conf: bool, given: bool| {
@@ -333,6 +403,7 @@ pub fn resolve(s: &Snapshot, p: &WhatIfParams) -> (AllocatorConfig, WhatIfSettin
     let settings = WhatIfSettings {
         expandable_segments: c.expandable_segments,
         max_split_size_mb: (c.max_split_size != u64::MAX).then_some(c.max_split_size / MIB),
+        max_split_size_bytes: (c.max_split_size != u64::MAX).then_some(c.max_split_size),
         max_non_split_rounding_mb: c.max_non_split_rounding / MIB,
         roundup_power2_divisions: c.roundup_power2_divisions.to_vec(),
         garbage_collection_threshold: c.garbage_collection_threshold,

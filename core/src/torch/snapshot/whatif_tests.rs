@@ -316,3 +316,85 @@ fn pytorchs_spellings_and_alloc_conf_text() {
         }
     }
 }
+
+/// Issue 30, item 11: a recorded setting PyTorch refuses is kept as written, warned about, and
+/// the warning says what the replay uses; one unreadable setting leaves the others in force.
+#[test]
+fn recorded_settings_pytorch_refuses_are_warned_about_one_by_one() {
+    let with = |pairs: &[(&str, &str)]| {
+        let mut s = trace(Vec::new());
+        for (k, v) in pairs {
+            s.allocator_settings.insert((*k).into(), (*v).into());
+        }
+        s
+    };
+    // PyTorch's `parseGarbageCollectionThreshold` takes 0 < t < 1 only: 2.0, inf, NaN and −0.5
+    // cannot have run; the replay runs without collection. 0 is PyTorch's recorded default.
+    for t in ["2.0", "inf", "NaN", "-0.5", "1.0", "x"] {
+        let s = with(&[("garbage_collection_threshold", t)]);
+        let (c, settings) = resolve(&s, &params());
+        assert_eq!(c.garbage_collection_threshold, 0.0, "{t}");
+        assert!(settings.from_file.is_empty(), "{t}");
+        let w = whatif::file_settings_warnings(&s);
+        assert_eq!(w.len(), 1, "{t}");
+        assert!(
+            w[0].0
+                .contains(&format!("garbage_collection_threshold {t} "))
+                && w[0].0.contains("without garbage collection"),
+            "{w:?}"
+        );
+    }
+    for t in ["0.0", "0.6"] {
+        let s = with(&[("garbage_collection_threshold", t)]);
+        assert!(whatif::file_settings_warnings(&s).is_empty(), "{t}");
+        let (c, _) = resolve(&s, &params());
+        assert_eq!(
+            c.garbage_collection_threshold.to_string(),
+            t.trim_end_matches(".0")
+        );
+    }
+    // 1 byte is simulated as 1 byte and reported as 1 byte (0 MiB rounded down), with a
+    // warning: PyTorch refuses a limit of 20 MiB or less.
+    let s = with(&[("max_split_size", "1")]);
+    let (c, settings) = resolve(&s, &params());
+    assert_eq!(c.max_split_size, 1);
+    assert_eq!(settings.max_split_size_bytes, Some(1));
+    assert_eq!(settings.max_split_size_mb, Some(0));
+    let w = whatif::file_settings_warnings(&s);
+    assert!(
+        w.len() == 1 && w[0].0.contains("uses 1 B as recorded"),
+        "{w:?}"
+    );
+    // −1 is `SIZE_MAX` (unlimited): no warning; 64 MiB neither.
+    for (t, bytes) in [("-1", None), ("67108864", Some(64 * M))] {
+        let s = with(&[("max_split_size", t)]);
+        assert!(whatif::file_settings_warnings(&s).is_empty(), "{t}");
+        assert_eq!(resolve(&s, &params()).1.max_split_size_bytes, bytes, "{t}");
+    }
+    // 2⁷⁰ (a big integer, kept as its digits): that setting alone falls back to unlimited; the
+    // threshold and divisions beside it are still the file's.
+    let s = with(&[
+        ("max_split_size", "1180591620717411303424"),
+        ("garbage_collection_threshold", "0.5"),
+        ("roundup_power2_divisions", "1:1180591620717411303424,2:4"),
+    ]);
+    let (c, settings) = resolve(&s, &params());
+    assert_eq!(c.max_split_size, u64::MAX);
+    assert_eq!(c.garbage_collection_threshold, 0.5);
+    assert_eq!(c.roundup_power2_divisions[..3], [0, 4, 0]);
+    assert_eq!(
+        settings.from_file,
+        vec!["roundup_power2_divisions", "garbage_collection_threshold"]
+    );
+    let w = whatif::file_settings_warnings(&s);
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].0
+            .contains("max_split_size 1180591620717411303424 is not a byte count")
+    );
+    assert!(w[1].0.contains("entries 1:1180591620717411303424 "));
+    assert!(
+        w.iter()
+            .all(|(_, zh)| zh.starts_with("allocator_settings："))
+    );
+}

@@ -59,8 +59,8 @@ impl Warnings {
 
 /// Checks `s` (see the module docs) into `w`.
 pub(super) fn check(s: &Snapshot, w: &mut Warnings) {
-    for (en, zh) in super::whatif::file_settings_warnings(s) {
-        w.push("allocator setting not taken as recorded", || (en, zh));
+    for warning in super::whatif::file_settings_warnings(s) {
+        w.push(warning);
     }
     let mut reserved = Some(0u64);
     let mut allocated = Some(0u64);

@@ -49,6 +49,8 @@ pub enum Kind {
     TraceDisagrees,
     /// A trace event that cannot be undone against the file's blocks.
     CannotUndo,
+    /// A recorded allocator setting the what-if replay cannot take as written.
+    SettingNotTaken,
 }
 
 impl Kind {
@@ -74,6 +76,10 @@ impl Kind {
             }
             Kind::TraceDisagrees => ("trace disagrees with the segments", "轨迹与段不一致"),
             Kind::CannotUndo => ("trace event that cannot be undone", "无法撤销的轨迹事件"),
+            Kind::SettingNotTaken => (
+                "allocator setting not taken as recorded",
+                "未按记录采用的分配器设置",
+            ),
         };
         Text::new(en, zh)
     }
@@ -336,6 +342,31 @@ pub enum Warning {
         /// Why.
         why: Why,
     },
+    /// `allocator_settings.max_split_size` of 20 MiB or less, which PyTorch refuses
+    /// (`CUDAAllocatorConfig`: the limit must exceed the large-block size); the replay uses it as
+    /// recorded.
+    SplitLimitRefused {
+        /// The setting as the file writes it (bytes).
+        recorded: String,
+    },
+    /// `allocator_settings.max_split_size` that is not a 64-bit byte count (−1: unlimited); the
+    /// replay uses PyTorch's default, unlimited.
+    SplitLimitNotBytes {
+        /// The setting as the file writes it.
+        recorded: String,
+    },
+    /// `allocator_settings.garbage_collection_threshold` outside (0, 1), which PyTorch refuses;
+    /// the replay runs without garbage collection.
+    GcThresholdRefused {
+        /// The setting as the file writes it.
+        recorded: String,
+    },
+    /// `allocator_settings.roundup_power2_divisions` entries that are not a power-of-two MiB
+    /// start with 0 or a power-of-two count of divisions; the replay leaves those intervals off.
+    RoundupEntriesRefused {
+        /// The refused entries as the file writes them (`start:divisions`, comma-separated).
+        entries: String,
+    },
     /// The warnings of a kind past the first few, counted.
     More {
         /// The kind.
@@ -367,6 +398,10 @@ impl Warning {
             | Warning::LiveBytesDiffer { .. }
             | Warning::EventsNotUndone { .. } => Kind::TraceDisagrees,
             Warning::CannotUndo { .. } => Kind::CannotUndo,
+            Warning::SplitLimitRefused { .. }
+            | Warning::SplitLimitNotBytes { .. }
+            | Warning::GcThresholdRefused { .. }
+            | Warning::RoundupEntriesRefused { .. } => Kind::SettingNotTaken,
             Warning::More { of, .. } => *of,
         }
     }
@@ -565,6 +600,38 @@ impl Warning {
                     format!("设备 {d} 第 {i} 个事件（{action}{at}，{size} B）：{}", why.zh),
                 )
             }
+            Warning::SplitLimitRefused { recorded: t } => (
+                format!(
+                    "allocator_settings: max_split_size {t} B is 20 MiB or less, which PyTorch refuses; the replay uses {t} B as recorded"
+                ),
+                format!(
+                    "allocator_settings：max_split_size {t} B 不超过 20 MiB，PyTorch 不接受；重放按记录的 {t} B 计算"
+                ),
+            ),
+            Warning::SplitLimitNotBytes { recorded: t } => (
+                format!(
+                    "allocator_settings: max_split_size {t} is not a byte count of 64 bits (−1: unlimited); the replay uses PyTorch's default, unlimited"
+                ),
+                format!(
+                    "allocator_settings：max_split_size {t} 不是 64 位以内的字节数（−1 表示不限）；重放用 PyTorch 的默认值：不限"
+                ),
+            ),
+            Warning::GcThresholdRefused { recorded: t } => (
+                format!(
+                    "allocator_settings: garbage_collection_threshold {t} is not a fraction above 0 and below 1, which PyTorch requires; the replay runs without garbage collection (0)"
+                ),
+                format!(
+                    "allocator_settings：garbage_collection_threshold {t} 不在 PyTorch 要求的 0 与 1 之间（不含两端）；重放不做垃圾回收（0）"
+                ),
+            ),
+            Warning::RoundupEntriesRefused { entries: list } => (
+                format!(
+                    "allocator_settings: roundup_power2_divisions entries {list} are not a power-of-two MiB start with 0 or a power of two divisions; the replay leaves those intervals off"
+                ),
+                format!(
+                    "allocator_settings：roundup_power2_divisions 的条目 {list} 不是「2 的幂 MiB 起点：0 或 2 的幂个分段」；重放中这些区间不分段"
+                ),
+            ),
             Warning::More { of, count } => {
                 let kind = of.text();
                 (

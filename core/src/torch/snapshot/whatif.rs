@@ -20,6 +20,7 @@
 
 use serde::Serialize;
 
+use super::warning::Warning;
 use super::{Action, Snapshot};
 use crate::Error;
 use crate::caching::conf::{self, AllocConf};
@@ -224,7 +225,7 @@ pub struct WhatIf {
 /// A value PyTorch itself refuses (`caching::conf`'s rules: a garbage-collection threshold
 /// outside (0, 1), a split limit of 20 MiB or less) cannot be what the run used; it is kept
 /// as text in `allocator_settings` and named in a warning saying what the replay uses instead.
-fn file_config(s: &Snapshot) -> (AllocatorConfig, Vec<&'static str>, Vec<(String, String)>) {
+fn file_config(s: &Snapshot) -> (AllocatorConfig, Vec<&'static str>, Vec<Warning>) {
     let mut c = AllocatorConfig::default();
     let mut from = Vec::new();
     let mut notes = Vec::new();
@@ -253,24 +254,14 @@ fn file_config(s: &Snapshot) -> (AllocatorConfig, Vec<&'static str>, Vec<(String
                 c.max_split_size = b;
                 from.push("max_split_size_mb");
                 if b <= LARGE_BUFFER {
-                    notes.push((
-                        format!(
-                            "allocator_settings: max_split_size {t} B is 20 MiB or less, which PyTorch refuses; the replay uses {t} B as recorded"
-                        ),
-                        format!(
-                            "allocator_settings：max_split_size {t} B 不超过 20 MiB，PyTorch 不接受；重放按记录的 {t} B 计算"
-                        ),
-                    ));
+                    notes.push(Warning::SplitLimitRefused {
+                        recorded: t.to_owned(),
+                    });
                 }
             }
-            None => notes.push((
-                format!(
-                    "allocator_settings: max_split_size {t} is not a byte count of 64 bits (−1: unlimited); the replay uses PyTorch's default, unlimited"
-                ),
-                format!(
-                    "allocator_settings：max_split_size {t} 不是 64 位以内的字节数（−1 表示不限）；重放用 PyTorch 的默认值：不限"
-                ),
-            )),
+            None => notes.push(Warning::SplitLimitNotBytes {
+                recorded: t.to_owned(),
+            }),
         }
     }
     if let Some(t) = get("garbage_collection_threshold") {
@@ -280,14 +271,9 @@ fn file_config(s: &Snapshot) -> (AllocatorConfig, Vec<&'static str>, Vec<(String
                 c.garbage_collection_threshold = g;
                 from.push("garbage_collection_threshold");
             }
-            _ => notes.push((
-                format!(
-                    "allocator_settings: garbage_collection_threshold {t} is not a fraction above 0 and below 1, which PyTorch requires; the replay runs without garbage collection (0)"
-                ),
-                format!(
-                    "allocator_settings：garbage_collection_threshold {t} 不在 PyTorch 要求的 0 与 1 之间（不含两端）；重放不做垃圾回收（0）"
-                ),
-            )),
+            _ => notes.push(Warning::GcThresholdRefused {
+                recorded: t.to_owned(),
+            }),
         }
     }
     if let Some(v) = get("roundup_power2_divisions") {
@@ -313,23 +299,16 @@ fn file_config(s: &Snapshot) -> (AllocatorConfig, Vec<&'static str>, Vec<(String
         }
         if !refused.is_empty() {
             let list = refused.join(", ");
-            notes.push((
-                format!(
-                    "allocator_settings: roundup_power2_divisions entries {list} are not a power-of-two MiB start with 0 or a power of two divisions; the replay leaves those intervals off"
-                ),
-                format!(
-                    "allocator_settings：roundup_power2_divisions 的条目 {list} 不是「2 的幂 MiB 起点：0 或 2 的幂个分段」；重放中这些区间不分段"
-                ),
-            ));
+            notes.push(Warning::RoundupEntriesRefused { entries: list });
         }
         from.push("roundup_power2_divisions");
     }
     (c, from, notes)
 }
 
-/// Warnings (English, Chinese) for the recorded settings the what-if replay cannot take as
-/// written (see [`file_config`]).
-pub(super) fn file_settings_warnings(s: &Snapshot) -> Vec<(String, String)> {
+/// Warnings for the recorded settings the what-if replay cannot take as written (see
+/// [`file_config`]).
+pub(super) fn file_settings_warnings(s: &Snapshot) -> Vec<Warning> {
     file_config(s).2
 }
 

@@ -336,11 +336,18 @@ fn recorded_settings_pytorch_refuses_are_warned_about_one_by_one() {
         assert_eq!(c.garbage_collection_threshold, 0.0, "{t}");
         assert!(settings.from_file.is_empty(), "{t}");
         let w = whatif::file_settings_warnings(&s);
-        assert_eq!(w.len(), 1, "{t}");
+        assert_eq!(
+            w,
+            [Warning::GcThresholdRefused {
+                recorded: t.to_owned()
+            }],
+            "{t}"
+        );
         assert!(
-            w[0].0
+            w[0].text()
+                .en
                 .contains(&format!("garbage_collection_threshold {t} "))
-                && w[0].0.contains("without garbage collection"),
+                && w[0].text().en.contains("without garbage collection"),
             "{w:?}"
         );
     }
@@ -362,7 +369,9 @@ fn recorded_settings_pytorch_refuses_are_warned_about_one_by_one() {
     assert_eq!(settings.max_split_size_mb, Some(0));
     let w = whatif::file_settings_warnings(&s);
     assert!(
-        w.len() == 1 && w[0].0.contains("uses 1 B as recorded"),
+        w == [Warning::SplitLimitRefused {
+            recorded: "1".to_owned()
+        }] && w[0].text().en.contains("uses 1 B as recorded"),
         "{w:?}"
     );
     // −1 is `SIZE_MAX` (unlimited): no warning; 64 MiB neither.
@@ -389,12 +398,19 @@ fn recorded_settings_pytorch_refuses_are_warned_about_one_by_one() {
     let w = whatif::file_settings_warnings(&s);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(
-        w[0].0
+        w[0].text()
+            .en
             .contains("max_split_size 1180591620717411303424 is not a byte count")
     );
-    assert!(w[1].0.contains("entries 1:1180591620717411303424 "));
+    assert_eq!(
+        w[1],
+        Warning::RoundupEntriesRefused {
+            entries: "1:1180591620717411303424".to_owned()
+        }
+    );
+    assert!(w[1].text().en.contains("entries 1:1180591620717411303424 "));
     assert!(
         w.iter()
-            .all(|(_, zh)| zh.starts_with("allocator_settings："))
+            .all(|w| w.text().zh.starts_with("allocator_settings："))
     );
 }

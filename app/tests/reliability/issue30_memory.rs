@@ -168,7 +168,12 @@ fn issue30_item11_a_threshold_pytorch_refuses_is_kept_warned_and_not_collected_w
             )) && w.contains("without garbage collection (0)"),
             "{w}"
         );
-        assert!(r["warnings_zh"].to_string().contains("重放不做垃圾回收"));
+        assert_eq!(r["warnings"][0]["kind"], "gc_threshold_refused");
+        assert!(
+            r["warnings"][0]["zh"]
+                .as_str()
+                .is_some_and(|zh| zh.contains("重放不做垃圾回收"))
+        );
     }
 }
 
@@ -215,8 +220,11 @@ fn issue30_item11_a_big_integer_setting_is_warned_about_alone() {
     );
     let w = r["warnings"].as_array().unwrap();
     assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0]["kind"], "split_limit_not_bytes", "{w:?}");
+    assert_eq!(w[0]["recorded"], "1180591620717411303424", "{w:?}");
     assert!(
-        w[0].as_str()
+        w[0]["en"]
+            .as_str()
             .unwrap()
             .contains("max_split_size 1180591620717411303424"),
         "{w:?}"

@@ -254,17 +254,20 @@ pub fn decode_records(
                 }
                 EventKind::Barrier { index: *n }
             }
-            Op::GlobalLoad | Op::GlobalStore => {
+            Op::GlobalLoad | Op::GlobalStore | Op::GlobalAtomic => {
                 let c = global::sectors(&addrs, site.width);
                 at.global_requests += 1;
                 at.global_sectors += u64::from(c.sectors);
                 at.global_ideal_sectors += u64::from(c.ideal_sectors);
                 metrics.sectors = Some(c.sectors);
                 metrics.ideal_sectors = Some(c.ideal_sectors);
-                if site.op == Op::GlobalLoad {
-                    EventKind::GlobalLoad { width: site.width }
-                } else {
-                    EventKind::GlobalStore { width: site.width }
+                match site.op {
+                    Op::GlobalLoad => EventKind::GlobalLoad { width: site.width },
+                    Op::GlobalStore => EventKind::GlobalStore { width: site.width },
+                    _ => {
+                        at.atomics += 1;
+                        EventKind::Atomic { width: site.width }
+                    }
                 }
             }
             Op::SubgroupGather if site.gather.is_some() => {

@@ -3,7 +3,8 @@
 //! [`instrument`] takes the kernel's WGSL and entry point and returns a new WGSL module (naga's
 //! WGSL back end) that computes exactly what the original does and, in addition, appends one
 //! record of [`RECORD_WORDS`] `u32` words to a storage buffer after every workgroup-memory load,
-//! store and atomic, every control barrier and every subgroup operation — and, with
+//! store and atomic, every storage-buffer atomic, every control barrier and every subgroup
+//! operation — and, with
 //! [`Scope::global`] (the scenes' recorded views, which draw global loads and stores too), after
 //! every storage-buffer load and store. The buffer is one added
 //! binding, `array<atomic<u32>>`, in a group/binding the module leaves free: word 0 is the
@@ -92,6 +93,9 @@ pub enum Op {
     GlobalLoad = 7,
     /// A storage-buffer store ([`Scope::global`]).
     GlobalStore = 8,
+    /// An atomic on a storage buffer (always recorded: the simulator counts it among the
+    /// line's atomics).
+    GlobalAtomic = 9,
 }
 
 impl Op {
@@ -106,6 +110,7 @@ impl Op {
             6 => Op::SubgroupGather,
             7 => Op::GlobalLoad,
             8 => Op::GlobalStore,
+            9 => Op::GlobalAtomic,
             _ => return None,
         })
     }
@@ -120,7 +125,7 @@ pub struct Site {
     pub op: Op,
     /// Bytes per lane of the access (0 for barriers and subgroup operations).
     pub width: u32,
-    /// The storage buffer of a global load or store.
+    /// The storage buffer of a global load, store or atomic.
     pub binding: Option<Binding>,
     /// The shuffle of a subgroup gather that names a lane (`None` for other sites, and for
     /// `subgroupBroadcastFirst` and quad swaps).
@@ -131,7 +136,7 @@ pub struct Site {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Scope {
     /// Also every load and store of a storage buffer (their sectors are counted by
-    /// [`crate::simt::global`]'s rule); atomics on storage buffers stay unrecorded.
+    /// [`crate::simt::global`]'s rule); atomics on storage buffers are recorded either way.
     pub global: bool,
 }
 

@@ -513,7 +513,10 @@ impl Pass<'_> {
         recs: &mut Vec<Rec>,
     ) {
         let mut access = |this: &mut Self, op, line, pointer, value: Option<Handle<Expression>>| {
-            let Some(addr) = this.addr(ex, pointer) else {
+            // Atomics on storage buffers are always recorded: the simulator counts them among
+            // a line's atomics, as it counts workgroup ones.
+            let storage = this.global || op == Op::SharedAtomic;
+            let Some(addr) = this.addr(ex, pointer, storage) else {
                 if this.is_shared(ex, pointer) {
                     this.unrecorded += 1;
                 }
@@ -523,8 +526,7 @@ impl Pass<'_> {
                 (op, false) => op,
                 (Op::SharedLoad, true) => Op::GlobalLoad,
                 (Op::SharedStore, true) => Op::GlobalStore,
-                // Atomics on storage buffers are outside the scope.
-                _ => return,
+                (_, true) => Op::GlobalAtomic,
             };
             let Some((width, components)) = width_of(&addr.inner) else {
                 if addr.binding.is_none() {
@@ -628,13 +630,13 @@ impl Pass<'_> {
 
     /// The byte address `p` points at when it is a chain of indices into a workgroup variable
     /// (or, when storage buffers are recorded, the byte offset into a storage buffer).
-    fn addr(&self, ex: &Arena<Expression>, p: Handle<Expression>) -> Option<Addr> {
+    fn addr(&self, ex: &Arena<Expression>, p: Handle<Expression>, storage: bool) -> Option<Addr> {
         match ex.try_get(p).ok()? {
             Expression::GlobalVariable(g) => {
                 let var = self.globals.try_get(*g).ok()?;
                 let (binding, constant) = match var.space {
                     AddressSpace::WorkGroup => (None, (*self.shared_base.get(g.index())?)?),
-                    AddressSpace::Storage { .. } if self.global => {
+                    AddressSpace::Storage { .. } if storage => {
                         let b = var.binding.as_ref()?;
                         let at = Binding {
                             group: b.group,
@@ -652,14 +654,14 @@ impl Pass<'_> {
                 })
             }
             Expression::Access { base, index } => {
-                let mut a = self.addr(ex, *base)?;
+                let mut a = self.addr(ex, *base, storage)?;
                 let (inner, stride) = self.element(&a.inner, None)?;
                 a.terms.push((*index, stride));
                 a.inner = inner;
                 Some(a)
             }
             Expression::AccessIndex { base, index } => {
-                let mut a = self.addr(ex, *base)?;
+                let mut a = self.addr(ex, *base, storage)?;
                 let (inner, off) = self.element(&a.inner, Some(*index))?;
                 a.constant = a.constant.checked_add(off)?;
                 a.inner = inner;

@@ -163,3 +163,30 @@ fn shuffles_and_global_requests_decode_by_hand() {
         crate::simt::shuffle::Source::Own
     );
 }
+
+#[test]
+fn histogram_sites_include_its_global_atomic() {
+    let i = instrument(example("histogram").source, None).unwrap();
+    let got: Vec<(u32, Op)> = i.sites.iter().map(|s| (s.line, s.op)).collect();
+    // Line 19 atomicStore (a store to an atomic), 21 barrier, 24 the workgroup atomicAdd,
+    // 26 barrier, 28 atomicLoad of the bin then the global atomicAdd into `bins` (0:1): the
+    // simulator counts that one among line 28's atomics, so the recording must too.
+    assert_eq!(
+        got,
+        vec![
+            (19, Op::SharedStore),
+            (21, Op::Barrier),
+            (24, Op::SharedAtomic),
+            (26, Op::Barrier),
+            (28, Op::SharedLoad),
+            (28, Op::GlobalAtomic),
+        ]
+    );
+    assert_eq!(
+        i.sites[5].binding,
+        Some(crate::lab::dispatch::Binding {
+            group: 0,
+            binding: 1
+        })
+    );
+}

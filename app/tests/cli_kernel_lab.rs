@@ -157,3 +157,44 @@ fn bad_input_exits_2_naming_what_is_wrong() {
     let out = warpscope(&["run", "adam", "--input", "x.json"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn record_flag_records_the_tiled_transpose_as_simulated() {
+    let out = warpscope(&[
+        "run",
+        "kernel-lab",
+        "--set",
+        "source=transpose-tiled",
+        "--record",
+        "--json",
+    ]);
+    if no_adapter(&out) {
+        return;
+    }
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["recorded"];
+    // The Done-when: nothing dropped, the instrumented run's buffers equal the plain
+    // run's, every line's shared requests and wavefronts equal to the simulation's at the
+    // recorded subgroup size.
+    assert_eq!(r["dropped"], 0, "{r}");
+    assert_eq!(r["unrecorded"], 0, "{r}");
+    assert_eq!(r["buffers_equal"], true, "{r}");
+    assert_eq!(r["comparison"]["all_equal"], true, "{r}");
+    let n = r["subgroup_size"].as_u64().unwrap();
+    assert!(n.is_power_of_two(), "{n}");
+    // The column read of the 32 × 32 tile puts the lanes of a subgroup in one bank: a
+    // request of n lanes is n wavefronts, so some line averages n wavefronts a request.
+    let lines = r["lines"].as_array().unwrap();
+    assert!(
+        lines.iter().any(|l| {
+            let (req, wf) = (
+                l["shared_requests"].as_u64().unwrap_or(0),
+                l["shared_wavefronts"].as_u64().unwrap_or(0),
+            );
+            req > 0 && wf == n * req
+        }),
+        "{r}"
+    );
+}

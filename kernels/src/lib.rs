@@ -21,10 +21,11 @@
 //! - `adam` ([`adam`]): one dispatch per parameter tensor vs one over the linked workspace
 //!   (f32; the same two with FP16 storage of p and g when the adapter has `SHADER_F16`).
 //!
-//! Recorded variants ([`record`]): the `softmax-warp` row reduction and the `layernorm-syncs`
-//! block reduction, instrumented so every invocation writes what it executed; decoded into
-//! `warpscope_core::simt::Trace` with the device's subgroup size and compared with the scene's
-//! simulation (`warpscope run softmax-bw --record --json`).
+//! Recordings ([`record`]): the `softmax-warp` row reduction and the `layernorm-syncs` block
+//! reduction, the lecture's own shaders instrumented by the kernel lab's record pass so every
+//! invocation writes what it executed; decoded into `warpscope_core::simt::Trace` with the
+//! device's subgroup size and compared with the scene's simulation
+//! (`warpscope run softmax-bw --record --json`).
 //!
 //! The kernel lab ([`lab`]): a user's own WGSL kernel (or a bundled example) run with a
 //! `warpscope_core::lab::dispatch::Dispatch`'s buffers, read back, timed and compared with

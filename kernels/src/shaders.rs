@@ -34,10 +34,6 @@ pub const ADAM: &str = include_str!("shaders/adam.wgsl");
 pub const ADAM_F16: &str = include_str!("shaders/adam_f16.wgsl");
 /// The copy-bandwidth kernel.
 pub const COPY: &str = include_str!("shaders/copy.wgsl");
-/// The recorded `layernorm-syncs` block reduction (override `WG`).
-pub const LAYERNORM_RECORD: &str = include_str!("shaders/layernorm_record.wgsl");
-/// The recorded `softmax-warp` row reduction.
-pub const SOFTMAX_RECORD: &str = include_str!("shaders/softmax_record.wgsl");
 
 /// Every shader the kernels compile, by file name.
 pub const ALL: &[(&str, &str)] = &[
@@ -51,8 +47,6 @@ pub const ALL: &[(&str, &str)] = &[
     ("adam.wgsl", ADAM),
     ("adam_f16.wgsl", ADAM_F16),
     ("copy.wgsl", COPY),
-    ("layernorm_record.wgsl", LAYERNORM_RECORD),
-    ("softmax_record.wgsl", SOFTMAX_RECORD),
 ];
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! A scene's simulated trace beside the same reduction recorded on the GPU adapter
-//! (`warpscope_kernels::record`): the figures that differ highlighted, a one-line reason, and
+//! (`warpscope_kernels::record`: the lecture's shader instrumented by the record pass): the figures that differ highlighted, a one-line reason, and
 //! both traces replayed with one stepper (the recorded one follows it between landmarks both
 //! have: the first shuffle, the end of the butterflies, each barrier passed) or, unlinked, its
 //! own.
@@ -367,7 +367,17 @@ fn differences(ui: &mut egui::Ui, rec: &Recording) {
 fn explanation(ui: &egui::Ui, rec: &Recording) -> String {
     let c = &rec.comparison;
     let n = c.recorded_subgroup_size.max(1);
-    let mut s = if n == c.simulated_warp_size {
+    let mut s = if c.recorded_shuffles == 0 && c.simulated_shuffles > 0 {
+        // The lecture's shader calls subgroupAdd: the hardware reduces, nothing to step through.
+        trf!(
+            ui,
+            "{} runs subgroups of {} lanes; the lecture's shader reduces each with one subgroupAdd, the hardware's own reduction, so there are no shuffle levels to record (the simulated butterfly has {})",
+            "{} 的子组有 {} 个线程；课程的着色器对每个子组只用一次 subgroupAdd（硬件自己的归约），因此没有可以记录的 shuffle 级（模拟的蝶形归约有 {} 级）",
+            rec.adapter.name,
+            n,
+            c.simulated_levels
+        )
+    } else if n == c.simulated_warp_size {
         trf!(
             ui,
             "{} runs {}-lane subgroups like CUDA warps: the same {} butterfly levels; values differ only by summation order",

@@ -9,19 +9,21 @@
 //! later run append more than it counted, the shader's guard drops the surplus and
 //! [`Recorded::dropped`] says how many.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use warpscope_core::lab::dispatch::{
     Binding, BufferData, BufferInit, Dispatch, ElementType, ScalarType,
 };
-use warpscope_core::lab::output::LineCounters;
-use warpscope_core::lab::record::decode::{self, Comparison};
-use warpscope_core::lab::record::{RECORD_WORDS, instrument};
+use warpscope_core::lab::output::{BufferOut, LineCounters};
+use warpscope_core::lab::record::decode::{self, Comparison, Decoded, Record};
+use warpscope_core::lab::record::{Instrumented, RECORD_WORDS, Scope, instrument_with};
 use warpscope_core::simt::Trace;
 
 use super::{GpuRun, LabError, RunOptions, run};
 use crate::DeviceContext;
 
-/// Records one recording may hold by default (40 bytes each: 160 MiB).
+/// Records one recording may hold by default (44 bytes each: 176 MiB).
 pub const MAX_RECORDS: u64 = 1 << 22;
 
 /// How [`record`] records.
@@ -90,13 +92,28 @@ fn words_of(run: &GpuRun, at: Binding) -> Vec<u32> {
         .unwrap_or_default()
 }
 
+/// A recording before any simulation: what [`record`] compares, and what the scenes' recorded
+/// views ([`crate::record`]) read their values from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Raw {
+    /// The instrumented module (its sites name what each record is).
+    pub inst: Instrumented,
+    /// Every record written, in buffer order (all workgroups).
+    pub records: Vec<Record>,
+    /// The records decoded: counters per line, workgroup 0's trace.
+    pub decoded: Decoded,
+    /// The recording run's writable buffers (the record buffer left out).
+    pub buffers: BTreeMap<Binding, BufferOut>,
+    /// Whether they equal the plain run's, bit for bit.
+    pub buffers_equal: bool,
+}
+
 /// Records `source`'s entry point `entry` over `dispatch` on `ctx`: a plain run, a counting
 /// run, the recording run, and a simulation at the recorded subgroup size.
 ///
 /// # Errors
-/// As [`run`]; [`LabError::Input`] when the kernel cannot be instrumented, when its records
-/// would pass `opts.max_records` (the records it needs, their bytes and the limit), or when
-/// the simulation at the adapter's subgroup size fails (its message).
+/// As [`record_raw`]; [`LabError::Input`] when the simulation at the adapter's subgroup size
+/// fails (its message).
 pub fn record(
     source: &str,
     entry: Option<&str>,
@@ -104,7 +121,49 @@ pub fn record(
     ctx: &DeviceContext,
     opts: &RecordOptions,
 ) -> Result<Recorded, LabError> {
-    let inst = instrument(source, entry).map_err(|e| LabError::Input(e.to_string()))?;
+    let raw = record_raw(source, entry, dispatch, ctx, opts, Scope::default())?;
+    let decoded = raw.decoded;
+    let sg = if decoded.subgroup_size > 0 {
+        decoded.subgroup_size
+    } else {
+        ctx.report.subgroup_max_size
+    };
+    let options = warpscope_core::lab::Options {
+        overrides: dispatch.overrides.clone(),
+        ..Default::default()
+    };
+    let sim = warpscope_core::lab::simulate_with(source, entry, sg, dispatch, &options)
+        .map_err(|e| LabError::Input(format!("the simulation at subgroup size {sg}: {e}")))?;
+    let comparison = decode::compare(&decoded, &sim.lines, &sim.trace);
+    Ok(Recorded {
+        adapter: ctx.report.name.clone(),
+        subgroup_size: sg,
+        records: decoded.records,
+        dropped: decoded.dropped,
+        unrecorded: raw.inst.unrecorded,
+        buffers_equal: raw.buffers_equal,
+        lines: decoded.lines,
+        comparison,
+        trace: decoded.trace,
+    })
+}
+
+/// The plain run, the counting run and the recording run of `source`'s entry point `entry`
+/// instrumented for `scope`, decoded; no simulation.
+///
+/// # Errors
+/// As [`run`]; [`LabError::Input`] when the kernel cannot be instrumented, or when its records
+/// would pass `opts.max_records` (the records it needs, their bytes and the limit), refused
+/// before the recording dispatch.
+pub fn record_raw(
+    source: &str,
+    entry: Option<&str>,
+    dispatch: &Dispatch,
+    ctx: &DeviceContext,
+    opts: &RecordOptions,
+    scope: Scope,
+) -> Result<Raw, LabError> {
+    let inst = instrument_with(source, entry, scope).map_err(|e| LabError::Input(e.to_string()))?;
     let once = RunOptions { runs: 1 };
     let plain = run(source, entry, dispatch, ctx, once)?;
     let mut counting = dispatch.clone();
@@ -134,29 +193,24 @@ pub fn record(
     let buffers_equal = rec.buffers == plain.buffers;
     let threads = inst.workgroup_size.iter().product();
     let adapter = ctx.report.name.clone();
-    let decoded = decode::decode(&words, &inst.sites, &inst.entry, &adapter, threads, source)
-        .map_err(|e| LabError::Input(e.to_string()))?;
-    let sg = if decoded.subgroup_size > 0 {
-        decoded.subgroup_size
-    } else {
-        ctx.report.subgroup_max_size
-    };
-    let options = warpscope_core::lab::Options {
-        overrides: dispatch.overrides.clone(),
-        ..Default::default()
-    };
-    let sim = warpscope_core::lab::simulate_with(source, entry, sg, dispatch, &options)
-        .map_err(|e| LabError::Input(format!("the simulation at subgroup size {sg}: {e}")))?;
-    let comparison = decode::compare(&decoded, &sim.lines, &sim.trace);
-    Ok(Recorded {
-        adapter,
-        subgroup_size: sg,
-        records: decoded.records,
-        dropped: decoded.dropped,
-        unrecorded: inst.unrecorded,
+    let bad = |e: warpscope_core::Error| LabError::Input(e.to_string());
+    let (records, counter, dropped) = decode::records(&words, &inst.sites).map_err(bad)?;
+    let decoded = decode::decode_records(
+        records.clone(),
+        counter,
+        dropped,
+        &inst.sites,
+        &inst.entry,
+        &adapter,
+        threads,
+        source,
+    )
+    .map_err(bad)?;
+    Ok(Raw {
+        inst,
+        records,
+        decoded,
+        buffers: rec.buffers,
         buffers_equal,
-        lines: decoded.lines,
-        comparison,
-        trace: decoded.trace,
     })
 }

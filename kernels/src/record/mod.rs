@@ -1,48 +1,25 @@
-//! Recording: instrumented variants of two reductions whose invocations write what they
-//! executed to a storage buffer, decoded into [`warpscope_core::simt::Trace`] so the views can
-//! replay "recorded on <adapter>" beside "simulated (32-lane warps)".
+//! Recording the scenes' reductions: the lecture's own shaders, instrumented by the kernel
+//! lab's record pass ([`crate::lab::record::record_raw`] over
+//! [`warpscope_core::lab::record::instrument_with`], storage loads and stores included), run on
+//! the adapter with the scene's data, and their records decoded into a
+//! [`warpscope_core::simt::Trace`] so the views can replay "recorded on <adapter>" beside
+//! "simulated (32-lane warps)". One mechanism records everything: no shader here is written
+//! for recording.
 //!
-//! - `softmax-warp` ([`softmax_warp`], `shaders/softmax_record.wgsl`): one row, one subgroup,
-//!   `ker_attn_softmax_bw`'s loads, partial sums, shuffle-xor butterfly and ∇x stores;
-//! - `layernorm-syncs` ([`layernorm_syncs`], `shaders/layernorm_record.wgsl`): the rewrite's
-//!   reduction of (Σg, Σg·x̂) in one workgroup of the scene's block size: a butterfly per
+//! - `softmax-warp` ([`softmax_warp`]): `shaders/softmax_sg.wgsl`'s `fused` on one row of the
+//!   scene's seeded input (no dropout: every mask byte 1, scale 1): one subgroup loads the row
+//!   (∇y, the mask word, y), sums Σ∇y·y with a shuffle-xor butterfly, and stores ∇x;
+//! - `layernorm-syncs` ([`layernorm_syncs`]): `shaders/layernorm_fused_sg.wgsl` with its `WG`
+//!   set to the scene's block, one row per workgroup: one `subgroupAdd` of (Σg, Σg·x̂) per
 //!   subgroup, one partial per subgroup in shared memory, one barrier, partials added.
 //!
-//! ## Record layout
-//! Each invocation owns `max_steps` slots of [`REC_WORDS`] little-endian `u32` words (36 bytes),
-//! slot `local_invocation_index · max_steps + step`; a slot never written stays zero:
-//!
-//! | word | content |
-//! |---|---|
-//! | 0 | ticket + 1: an `atomicAdd` on a device counter, i.e. the order the records were made (0 = empty slot) |
-//! | 1 | step: the kernel's program-order step, the same in every lane of a subgroup |
-//! | 2 | op (bits 0–7, [`Op`]) · level (bits 8–15; 255 = none) · tag (bits 16–31: which value) |
-//! | 3 | arg: slot index, xor mask, barrier index, partial index |
-//! | 4 | `workgroup_id.x` |
-//! | 5 | `subgroup_id` (bits 0–15) · `subgroup_size` (bits 16–31) |
-//! | 6 | `subgroup_invocation_id` (lane, bits 0–15) · `local_invocation_index` (bits 16–31) |
-//! | 7 | byte address touched (global or shared); for shuffles the partner lane as the device computed it (`subgroupShuffleXor(lane, mask)`); `u32::MAX` = none |
-//! | 8 | the value (f32 bits): loaded, received from the partner, partial after the level, stored |
-//!
-//! A second buffer holds the ticket counter and the number of records dropped (a step past
-//! `max_steps`; the decoder refuses a trace with drops).
-//!
-//! ## Decoding
-//! Records of workgroup 0 are grouped by (subgroup, step): one group is one warp-wide
-//! [`Event`](warpscope_core::simt::Event); a lane with no record at that step was inactive. The event's kind, width and
-//! label come from the op and tag; its `seq` is the rank of its smallest ticket, so the
-//! timeline is the order the device made the records (subgroups interleave as they ran). The
-//! trace's warp width is the `subgroup_size` the device reported in the records. Costs (global
-//! sectors, shared wavefronts) are derived from the recorded addresses by core's rules — the
-//! same rules the simulation uses — not measured.
-//!
-//! Layout: `decode` parses the record buffer and builds the trace ([`parse`],
-//! [`build_trace`]); `compare` sets it beside the simulation ([`TraceComparison`]); `softmax`
-//! and `layernorm` are the two recorders; this module holds what they share and
-//! [`record_scene`].
+//! The trace's warp width is the `subgroup_size` the device reported in the records; its costs
+//! (global sectors, shared wavefronts) are derived from the recorded addresses by core's rules
+//! — the same rules the simulation uses — not measured. The reduced values are read from the
+//! records (the butterfly's last level, the `subgroupAdd` results) and checked against f64
+//! sums ([`TraceComparison`]).
 
 mod compare;
-mod decode;
 mod layernorm;
 mod softmax;
 
@@ -54,21 +31,19 @@ use warpscope_core::simt::Trace;
 use warpscope_core::simt::trace::TraceSummary;
 use warpscope_core::softmax::warp::WarpParams;
 
-use crate::runner::{KernelError, Runner};
+use warpscope_core::lab::dispatch::{
+    Binding, BufferData, BufferInit, Dispatch, ElementType, ScalarType,
+};
+use warpscope_core::lab::record::Scope;
+
+use crate::lab::LabError;
+use crate::lab::record::{Raw, RecordOptions, record_raw};
+use crate::runner::KernelError;
 use crate::{AdapterReport, DeviceContext};
 
 pub use compare::{TraceComparison, ValueCheck};
-pub use decode::{Op, Record, build_trace, parse};
 pub use layernorm::layernorm_syncs;
 pub use softmax::softmax_warp;
-
-/// 32-bit words per record (36 bytes).
-pub const REC_WORDS: usize = 9;
-/// Byte offset the recorded addresses give the second input tensor (y, ∇y), so the two
-/// tensors' addresses do not overlap in the trace (as the simulation places them).
-const SECOND_TENSOR: u32 = 1 << 24;
-/// Byte offset of the softmax output tensor ∇x.
-const THIRD_TENSOR: u32 = 2 << 24;
 
 /// A recording of one scene's reduction on the adapter, decoded and compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -81,10 +56,10 @@ pub struct Recording {
     pub adapter: AdapterReport,
     /// Lanes per subgroup the device ran (from the records).
     pub subgroup_size: u32,
-    /// Raw records decoded (all workgroups, checks included).
-    pub records: usize,
-    /// Records dropped for want of slots (0, or the trace is refused).
-    pub dropped: u32,
+    /// Records the instrumented kernel appended (all workgroups).
+    pub records: u64,
+    /// Records dropped for want of room (0, or the recording is refused).
+    pub dropped: u64,
     /// Totals of the recorded trace.
     pub summary: TraceSummary,
     /// Recorded vs simulated.
@@ -114,24 +89,85 @@ pub(super) fn need_subgroups(ctx: &DeviceContext, kernel: &str) -> Result<(), Ke
     }
 }
 
-pub(super) fn read_u32(r: &Runner, buf: &wgpu::Buffer, n: usize) -> Result<Vec<u32>, KernelError> {
-    Ok(r.read_f32(buf, n)?.into_iter().map(f32::to_bits).collect())
-}
-
-/// The subgroup sizes to provision slots for: (smallest, largest), at least 1.
-pub(super) fn size_range(ctx: &DeviceContext) -> (u32, u32) {
-    let lo = ctx.report.subgroup_min_size.max(1);
-    (lo, ctx.report.subgroup_max_size.max(lo))
-}
-
-pub(super) fn dropped_error(kernel: &str, dropped: u32) -> KernelError {
-    KernelError::Readback {
-        kernel: kernel.to_owned(),
-        message: format!(
-            "{dropped} records did not fit the slots provisioned for the adapter's reported \
-             subgroup sizes; the recording is incomplete"
-        ),
+/// A buffer of `ty` elements holding `values` (components element after element).
+pub(super) fn values(scalar: ScalarType, values: Vec<f64>) -> BufferInit {
+    BufferInit {
+        ty: ElementType {
+            scalar,
+            components: 1,
+        },
+        data: BufferData::Values(values),
     }
+}
+
+/// `len` zeros of f32 (an output buffer).
+pub(super) fn zeros(len: u64) -> BufferInit {
+    BufferInit {
+        ty: ElementType {
+            scalar: ScalarType::F32,
+            components: 1,
+        },
+        data: BufferData::Fill {
+            len,
+            fill: warpscope_core::lab::dispatch::Fill::Value(0.0),
+        },
+    }
+}
+
+/// Group 0's binding `b`.
+pub(super) fn at(binding: u32) -> Binding {
+    Binding { group: 0, binding }
+}
+
+/// Records `entry` of the lecture's shader `source` over `dispatch` with storage loads and
+/// stores; a recording that dropped records or whose buffers differ from the plain run's is
+/// refused.
+pub(super) fn record_lecture(
+    ctx: &DeviceContext,
+    kernel: &str,
+    source: &str,
+    entry: Option<&str>,
+    dispatch: &Dispatch,
+) -> Result<Raw, KernelError> {
+    let raw = record_raw(
+        source,
+        entry,
+        dispatch,
+        ctx,
+        &RecordOptions::default(),
+        Scope { global: true },
+    )
+    .map_err(|e| match e {
+        LabError::Kernel(k) => k,
+        LabError::Input(message) => KernelError::Core {
+            kernel: kernel.to_owned(),
+            message,
+        },
+        e @ LabError::Unsupported { .. } => KernelError::InvalidOption {
+            name: "record".into(),
+            value: kernel.to_owned(),
+            expected: e.to_string(),
+        },
+    })?;
+    let readback = |message: String| KernelError::Readback {
+        kernel: kernel.to_owned(),
+        message,
+    };
+    if raw.decoded.dropped > 0 {
+        return Err(readback(format!(
+            "{} of {} records did not fit the record buffer; the recording is incomplete",
+            raw.decoded.dropped, raw.decoded.records
+        )));
+    }
+    if !raw.buffers_equal {
+        return Err(readback(
+            "the instrumented kernel's buffers differ from the plain run's".to_owned(),
+        ));
+    }
+    if raw.decoded.trace.warps.is_empty() {
+        return Err(readback("workgroup 0 wrote no records".to_owned()));
+    }
+    Ok(raw)
 }
 
 /// Why the butterflies differ; `row_len` = Some(L) when one subgroup reduces a row of L
@@ -169,7 +205,7 @@ pub(super) fn finish(
     scene: &str,
     parameters: BTreeMap<String, String>,
     ctx: &DeviceContext,
-    records: usize,
+    records: u64,
     trace: Trace,
     comparison: TraceComparison,
     checks: Vec<String>,

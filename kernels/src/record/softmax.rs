@@ -1,30 +1,55 @@
-//! The `softmax-warp` recorder: `ker_attn_softmax_bw` on one row of the scene's seeded input,
-//! instrumented (`shaders/softmax_record.wgsl`), decoded and compared with the scene's
-//! simulation, with the device's ∇x checked against the simulation's.
+//! The `softmax-warp` recorder: the lecture's `ker_attn_softmax_bw` (`shaders/softmax_sg.wgsl`,
+//! entry `fused`) on one row of the scene's seeded input, instrumented by the record pass,
+//! compared with the scene's simulation, with the device's ∇x checked against the simulation's.
 
+use warpscope_core::lab::dispatch::{Dispatch, ScalarType};
 use warpscope_core::simt::EventKind;
-use warpscope_core::simt::shuffle::ShuffleMode;
+use warpscope_core::simt::shuffle::Source;
 use warpscope_core::softmax::warp::{WarpOutput, WarpParams};
 
 use super::compare::{TraceComparison, ValueCheck};
-use super::decode::{Op, Record, build_trace, parse};
 use super::{
-    REC_WORDS, Recording, SECOND_TENSOR, THIRD_TENSOR, dropped_error, explain_butterfly, finish,
-    need_subgroups, params_map, read_u32, size_range,
+    Recording, at, explain_butterfly, finish, need_subgroups, params_map, record_lecture, values,
+    zeros,
 };
 use crate::DeviceContext;
-use crate::runner::{KernelError, Runner, u32_bytes};
+use crate::runner::KernelError;
 
-const SOFTMAX: &str = crate::shaders::SOFTMAX_RECORD;
-/// Workgroup size of the softmax recorder (one subgroup of it does the row).
-const SOFTMAX_WG: u32 = 128;
+/// Every mask byte 1 (kept), four to a word: the scene has no dropout.
+const KEEP_ALL: u32 = 0x0101_0101;
+
+/// The butterfly's result in every lane, from the last level's records: lane `l` received
+/// `r_l`, its partner's sum before the level, and its partner received lane `l`'s, so lane
+/// `l` ends with `r_partner + r_l` — f32 addition commutes, so this is the device's sum bit
+/// for bit. `None` when the trace has no shuffle.
+fn butterfly_result(trace: &warpscope_core::simt::Trace) -> Option<Vec<f32>> {
+    let last = trace
+        .warps
+        .first()?
+        .events
+        .iter()
+        .rfind(|e| matches!(e.kind, EventKind::Shuffle { .. }))?;
+    let got = |l: usize| last.lanes.get(l).and_then(|x| x.value).map(|v| v as f32);
+    Some(
+        last.lanes
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.active)
+            .filter_map(|(l, x)| match x.source {
+                Some(Source::Lane(p)) => Some(got(p as usize)? + got(l)?),
+                _ => None,
+            })
+            .collect(),
+    )
+}
 
 /// Records `ker_attn_softmax_bw` on one row of the `softmax-warp` scene (same seeded row, as
 /// stored in T, uploaded as f32) on `ctx`, and compares it with the scene's simulation.
 ///
 /// # Errors
-/// [`KernelError::Core`] when core refuses the parameters; [`KernelError::InvalidOption`]
-/// without subgroups; shader, device and readback errors.
+/// [`KernelError::Core`] when core refuses the parameters or the pass the shader;
+/// [`KernelError::InvalidOption`] without subgroups; shader, device and readback errors, and
+/// [`KernelError::Readback`] for a recording that dropped records or changed the results.
 pub fn softmax_warp(ctx: &DeviceContext, p: &WarpParams) -> Result<Recording, KernelError> {
     let kernel = "softmax-warp (recorded)";
     need_subgroups(ctx, kernel)?;
@@ -33,99 +58,35 @@ pub fn softmax_warp(ctx: &DeviceContext, p: &WarpParams) -> Result<Recording, Ke
         message: e.to_string(),
     })?;
     let cols = sim.len;
-    let (lo, hi) = size_range(ctx);
-    let iters = cols.div_ceil(lo);
-    let max_steps = 5 * iters + 2 * (hi.max(2).ilog2() + 1);
-    let r = Runner::new(ctx, "softmax-warp (recorded)");
-    let slots = SOFTMAX_WG as usize * max_steps as usize;
-    let params = r.uniform("params", &[cols, max_steps, SECOND_TENSOR, THIRD_TENSOR]);
-    let grad = r.storage("∇y", &sim.dy)?;
-    let inp = r.storage("y", &sim.y)?;
-    let dx = r.zeros("∇x", cols as usize)?;
-    let rec = r.zeros("records", slots * REC_WORDS)?;
-    let counters = r.storage_bytes("counters", &u32_bytes(&[0; 4]))?;
-    let pipe = r.pipeline(SOFTMAX, "record_row", &[])?;
-    let d = vec![crate::runner::Dispatch {
-        name: "record_row".into(),
-        bind_group: r.bind(
-            &pipe,
-            &[
-                (0, &params),
-                (1, &grad),
-                (2, &inp),
-                (3, &dx),
-                (4, &rec),
-                (5, &counters),
-            ],
-        ),
-        pipeline: pipe,
-        groups: [1, 1, 1],
-        bytes_read: 0,
-        bytes_written: 0,
-    }];
-    r.run_once(&d)?;
-    let words = read_u32(&r, &rec, slots * REC_WORDS)?;
-    let count = read_u32(&r, &counters, 4)?;
-    if count[1] > 0 {
-        return Err(dropped_error(kernel, count[1]));
-    }
-    let records = parse(&words, kernel)?;
-    let describe = |rc: &Record, n: u32| -> (EventKind, String) {
-        let i = rc.arg;
-        match (rc.op, rc.tag) {
-            (Op::GlobalLoad, 0) => (
-                EventKind::GlobalLoad { width: 4 },
-                format!("grad_reg[{i}] = grad[{i}·{n}]"),
-            ),
-            (Op::GlobalLoad, _) => (
-                EventKind::GlobalLoad { width: 4 },
-                format!("inp_reg[{i}] = inp[{i}·{n}]"),
-            ),
-            (Op::ShuffleXor, _) => (
-                EventKind::Shuffle {
-                    mode: ShuffleMode::Xor,
-                    arg: i,
-                },
-                format!("Σ∇y·y: partner lane ^ {i}"),
-            ),
-            (Op::Compute, 2) if rc.level == Some(0) => (
-                EventKind::Compute,
-                format!("sum += grad_reg[{i}] · inp_reg[{i}]"),
-            ),
-            (Op::Compute, 2) => (EventKind::Compute, "Σ∇y·y: add partner's value".into()),
-            (Op::Compute, _) => (
-                EventKind::Compute,
-                format!("∇x = inp_reg[{i}] · (grad_reg[{i}] − sum)"),
-            ),
-            _ => (
-                EventKind::GlobalStore { width: 4 },
-                format!("dx[{i}·{n}] = ∇x"),
-            ),
-        }
+    let wide = |v: &[f32]| v.iter().map(|&a| f64::from(a)).collect::<Vec<f64>>();
+    let mut dispatch = Dispatch {
+        workgroups: [1, 1, 1],
+        buffers: Default::default(),
+        seed: 0,
+        overrides: Default::default(),
     };
-    let size = records.first().map_or(0, |r| r.subgroup_size);
-    let trace = build_trace(
-        &records,
-        0,
-        &format!("ker_attn_softmax_bw (instrumented WGSL, one row per subgroup of {size})"),
-        &ctx.report.name,
-        size,
-        &describe,
-    )?;
-    // The reduced value every lane holds after the last level, as the device wrote it.
-    let finals: Vec<f32> = trace
-        .warps
-        .iter()
-        .flat_map(|w| &w.events)
-        .rfind(|e| e.kind == EventKind::Compute && e.level.is_some_and(|l| l > 0))
-        .map(|e| {
-            e.lanes
-                .iter()
-                .filter_map(|l| l.value)
-                .map(|v| v as f32)
-                .collect()
-        })
-        .unwrap_or_default();
+    let b = &mut dispatch.buffers;
+    // Params: rows, cols, scale (f32 bits of 1), padding.
+    let params = [1, cols, 1.0f32.to_bits(), 0].map(f64::from).to_vec();
+    b.insert(at(0), values(ScalarType::U32, params));
+    b.insert(at(1), values(ScalarType::F32, wide(&sim.dy)));
+    let mask = vec![f64::from(KEEP_ALL); cols.div_ceil(4) as usize];
+    b.insert(at(2), values(ScalarType::U32, mask));
+    b.insert(at(3), values(ScalarType::F32, wide(&sim.y)));
+    b.insert(at(4), zeros(u64::from(cols)));
+    let source = crate::shaders::SOFTMAX_SG;
+    let raw = record_lecture(ctx, kernel, source, Some("fused"), &dispatch)?;
+    let mut trace = raw.decoded.trace;
+    let size = trace.warp_size;
+    trace.kernel = warpscope_core::text::Text::new(
+        format!(
+            "ker_attn_softmax_bw (softmax_sg.wgsl `fused`, instrumented; one row per subgroup of {size})"
+        ),
+        format!(
+            "ker_attn_softmax_bw（softmax_sg.wgsl `fused`，已插桩；每个 {size} lane 的子组处理一行）"
+        ),
+    );
+    let finals = butterfly_result(&trace).unwrap_or_default();
     let mut checks = Vec::new();
     let recorded = finals.first().copied().map_or(f64::NAN, f64::from);
     if finals.iter().any(|v| f64::from(*v) != recorded) {
@@ -145,11 +106,20 @@ pub fn softmax_warp(ctx: &DeviceContext, p: &WarpParams) -> Result<Recording, Ke
         cols as usize,
         abs_sum,
     )];
-    let dxv = r.read_f32(&dx, cols as usize)?;
-    let dx_diff = dxv
+    let dx: Vec<f64> = raw
+        .buffers
+        .get(&at(4))
+        .map(|o| {
+            o.values
+                .iter()
+                .map(|e| e.0.first().copied().unwrap_or(f64::NAN))
+                .collect()
+        })
+        .unwrap_or_default();
+    let dx_diff = dx
         .iter()
         .zip(&sim.dx)
-        .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs())
+        .map(|(a, b)| (a - f64::from(*b)).abs())
         .fold(0.0, f64::max);
     checks.push(format!(
         "∇x written by the device vs the simulation's (stored as {}): max |difference| {dx_diff:.1e}",
@@ -166,7 +136,7 @@ pub fn softmax_warp(ctx: &DeviceContext, p: &WarpParams) -> Result<Recording, Ke
             ("seed", p.seed.to_string()),
         ]),
         ctx,
-        records.len(),
+        raw.decoded.records,
         trace,
         comparison,
         checks,

@@ -23,7 +23,7 @@ struct Params {
 
 const WG: u32 = 128u;
 
-var<workgroup> partial: array<vec2<f32>, 256>;
+var<workgroup> partial: array<vec2<f32>, 2u * WG>; // 2 row parities × ≤ WG subgroups
 
 @compute @workgroup_size(WG)
 fn fused(

@@ -12,43 +12,101 @@ use crate::i18n::tr;
 use crate::trf;
 use crate::widgets;
 
-/// Where the GPU run stands.
+/// Where a run on a background thread stands (the GPU run, the recording).
 #[derive(Debug, Clone, Default)]
-pub enum GpuState {
+pub enum RunState<T> {
     /// Not asked for.
     #[default]
     Idle,
     /// Running on a background thread.
     Running,
-    /// Finished: the run and its comparison, or why there is none.
-    Done(Result<Box<(GpuRun, Comparison)>, String>),
+    /// Finished: the result, or why there is none.
+    Done(Result<Arc<T>, String>),
 }
 
-/// The run shared with the thread that makes it, and the source it ran (a result for another
+/// Where the GPU run stands: the run and its comparison.
+pub type GpuState = RunState<(GpuRun, Comparison)>;
+
+/// A run shared with the thread that makes it, and the source it ran (a result for another
 /// source is not shown against this one).
-#[derive(Debug, Clone, Default)]
-pub struct GpuSlot {
-    state: Arc<Mutex<(Option<Arc<str>>, GpuState)>>,
+#[derive(Debug, Clone)]
+pub struct Slot<T> {
+    state: Shared<T>,
 }
 
-impl GpuSlot {
+/// The source a run is for and where it stands, shared with its thread.
+type Shared<T> = Arc<Mutex<(Option<Arc<str>>, RunState<T>)>>;
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Slot {
+            state: Arc::new(Mutex::new((None, RunState::Idle))),
+        }
+    }
+}
+
+/// The GPU run of the source shown.
+pub type GpuSlot = Slot<(GpuRun, Comparison)>;
+
+impl<T: Send + Sync + 'static> Slot<T> {
     /// The state for `source` (idle when the last run was of another source).
-    pub fn state(&self, source: &Arc<str>) -> GpuState {
-        self.state.lock().map_or(GpuState::Idle, |g| match &g.0 {
-            Some(s) if s == source => g.1.clone(),
-            _ => GpuState::Idle,
+    pub fn state(&self, source: &Arc<str>) -> RunState<T> {
+        self.state.lock().map_or(RunState::Idle, |g| match &g.0 {
+            Some(s) if s == source => match &g.1 {
+                RunState::Idle => RunState::Idle,
+                RunState::Running => RunState::Running,
+                RunState::Done(r) => RunState::Done(r.clone()),
+            },
+            _ => RunState::Idle,
         })
     }
 
+    /// Runs `work` for `source` on a thread named `name`, the window repainted when it is
+    /// done; `wait` blocks until then (tests, figures). A result for a source no longer shown
+    /// is dropped.
+    pub fn run(
+        &self,
+        source: &Arc<str>,
+        name: &str,
+        ctx: &egui::Context,
+        wait: bool,
+        work: impl FnOnce() -> Result<T, String> + Send + 'static,
+    ) {
+        if let Ok(mut g) = self.state.lock() {
+            *g = (Some(source.clone()), RunState::Running);
+        }
+        let (slot, source, ctx) = (self.state.clone(), source.clone(), ctx.clone());
+        let job = move || {
+            let r = work().map(Arc::new);
+            if let Ok(mut g) = slot.lock()
+                && g.0.as_ref() == Some(&source)
+            {
+                g.1 = RunState::Done(r);
+            }
+            ctx.request_repaint();
+        };
+        match std::thread::Builder::new().name(name.into()).spawn(job) {
+            Ok(h) if wait => {
+                let _ = h.join();
+            }
+            Ok(_) => {}
+            Err(e) => {
+                if let Ok(mut g) = self.state.lock() {
+                    g.1 = RunState::Done(Err(format!("could not start the run: {e}")));
+                }
+            }
+        }
+    }
+}
+
+impl GpuSlot {
     /// Starts the run of `shown` on a background thread; `wait` blocks until it is done
     /// (tests, figures).
     pub fn start(&self, shown: &LabShown, ctx: &egui::Context, wait: bool) {
-        if let Ok(mut g) = self.state.lock() {
-            *g = (Some(shown.source.clone()), GpuState::Running);
-        }
-        let (slot, shown, ctx) = (self.state.clone(), shown.clone(), ctx.clone());
-        let work = move || {
-            let r = DeviceContext::open()
+        let shown2 = shown.clone();
+        self.run(&shown.source, "kernel-lab gpu", ctx, wait, move || {
+            let shown = shown2;
+            DeviceContext::open()
                 .map_err(|e| e.to_string())
                 .and_then(|dev| {
                     lab::run(
@@ -62,29 +120,9 @@ impl GpuSlot {
                 })
                 .map(|run| {
                     let cmp = lab::compare(&run.buffers, &shown.out.buffers);
-                    Box::new((run, cmp))
-                });
-            if let Ok(mut g) = slot.lock()
-                && g.0.as_ref() == Some(&shown.source)
-            {
-                g.1 = GpuState::Done(r);
-            }
-            ctx.request_repaint();
-        };
-        match std::thread::Builder::new()
-            .name("kernel-lab gpu".into())
-            .spawn(work)
-        {
-            Ok(h) if wait => {
-                let _ = h.join();
-            }
-            Ok(_) => {}
-            Err(e) => {
-                if let Ok(mut g) = self.state.lock() {
-                    g.1 = GpuState::Done(Err(format!("could not start the run: {e}")));
-                }
-            }
-        }
+                    (run, cmp)
+                })
+        });
     }
 }
 

@@ -5,12 +5,15 @@
 //!
 //! One file per part: [`wgsl`] (the highlighter), [`source`] (the listing and its columns),
 //! [`editor`] (editing in the window: *Save and run* sets the `source` parameter to the file),
-//! [`event`] (the current event), [`gpu`] (the same source run on the adapter, compared), [`workgroup`] (the warps and their barriers), [`summary`]
+//! [`event`] (the current event), [`gpu`] (the same source run on the adapter, compared),
+//! [`recorded`] (the same source recorded on the adapter by the record pass, steppable, its
+//! differing lines marked), [`workgroup`] (the warps and their barriers), [`summary`]
 //! (examples, warnings, totals).
 
 pub mod editor;
 pub mod event;
 pub mod gpu;
+pub mod recorded;
 pub mod source;
 pub mod summary;
 pub mod wgsl;
@@ -40,6 +43,8 @@ pub struct KernelLabView {
     pub editor: editor::Editor,
     /// The GPU run of the source shown.
     pub gpu: gpu::GpuSlot,
+    /// The recording of the source shown on the adapter.
+    pub recorded: recorded::RecordPane,
 }
 
 impl View for KernelLabView {
@@ -135,6 +140,8 @@ fn draw(ui: &mut egui::Ui, shown: &LabShown, view: &mut KernelLabView, cx: &mut 
     summary::totals(ui, o);
     ui.add_space(8.0);
     gpu::panel(ui, &view.gpu, shown);
+    ui.add_space(8.0);
+    recorded::pane(ui, &mut view.recorded, shown);
     ui.add_space(4.0);
     ui.label(
         egui::RichText::new(tr(

@@ -328,3 +328,62 @@ fn the_gpu_panel_runs_the_same_source_and_matches_the_simulation() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_recorded_pane_records_on_the_adapter_and_steps_on_its_own() {
+    let dev = match warpscope_kernels::DeviceContext::open() {
+        Ok(d) if d.report.subgroups => d,
+        other => {
+            assert!(
+                !warpscope_kernels::adapter_required(),
+                "CI must provide an adapter with subgroups (lavapipe)"
+            );
+            eprintln!("skipped: no GPU adapter with subgroups ({:?})", other.err());
+            return;
+        }
+    };
+    // The shared-memory tree reduction at the subgroup size the adapter runs when it has one
+    // (lavapipe: 8): its per-line wavefronts are the same recorded as simulated.
+    let (lo, hi) = (dev.report.subgroup_min_size, dev.report.subgroup_max_size);
+    let size = if lo == hi { lo } else { 32 };
+    let shown = example("reduce-shared", &size.to_string());
+    let mut h = harness(shown);
+    h.run();
+    h.get_by_label("Recorded on this GPU");
+    h.get_by_label("Record on GPU").click();
+    h.step();
+    // The recording runs on a background thread: the window keeps drawing meanwhile.
+    let mut waited = 0;
+    while h.query_by_label_contains("records,").is_none() {
+        assert!(
+            h.query_by_label_contains("No recording").is_none(),
+            "the recording failed"
+        );
+        assert!(waited < 1200, "the recording did not finish in 2 minutes");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+        // The spinner repaints without end while the recording runs: one frame at a time.
+        h.step();
+    }
+    h.run();
+    // Four workgroups of 256 (reduce_shared.json): every record fits, nothing changes.
+    h.get_by_label_contains("0 dropped; buffers equal the plain run's");
+    if lo == hi {
+        h.get_by_label_contains(&format!("subgroups of {lo} lanes"));
+        assert!(
+            h.query_by_label_contains("differs at subgroup size")
+                .is_none(),
+            "reduce-shared's lines count the same recorded and simulated"
+        );
+        assert!(
+            h.query_all_by_label("same").count() >= 4,
+            "lines 12, 16, 21 …"
+        );
+    }
+    // Two steppers now: the simulation's and the recording's; the recording's steps alone.
+    assert_eq!(h.query_all_by_label("Step event >").count(), 2);
+    h.query_all_by_label("Step event >").last().unwrap().click();
+    h.run();
+    assert_eq!(h.state().0.recorded.stepper.pos, 1);
+    assert_eq!(h.state().1.pos, 0, "the simulation's stepper did not move");
+}

@@ -3,7 +3,11 @@
 //! Lanes are grouped into warp requests the way a SIMT machine issues them: the `k`-th time a
 //! lane of subgroup `s` of workgroup `w` passes instrumented site `i` joins the `k`-th request
 //! of `(w, s, i)`. A request's shared wavefronts come from the recorded byte addresses by
-//! [`crate::simt::shared::BankConfig`], exactly as the simulator costs its own requests.
+//! [`crate::simt::shared::BankConfig`], exactly as the simulator costs its own requests, and a
+//! storage request's sectors by [`crate::simt::global::sectors`] (a buffer's offsets placed at
+//! [`global_address`], 32-byte aligned as the simulator's buffers are, so the sectors agree).
+//! A gather that names a lane becomes a [`EventKind::Shuffle`] whose lanes name their partner
+//! as the hardware's rule gives it from the recorded lane argument.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -11,11 +15,43 @@ use serde::Serialize;
 
 use super::{Op, RECORD_WORDS, Site, Word};
 use crate::Error;
+use crate::lab::dispatch::Binding;
 use crate::lab::output::{Counters, LineCounters};
+use crate::simt::global;
 use crate::simt::shared::BankConfig;
+use crate::simt::shuffle::{ShuffleMode, Source};
 use crate::simt::trace::{Lane, Metrics, Origin, WarpTrace};
 use crate::simt::{Event, EventKind, Trace};
 use crate::text::Text;
+
+/// The address a storage buffer's byte `offset` is drawn at: each binding in its own 4 GiB
+/// (`group · 256 + binding` above bit 32), so that two buffers never share a sector.
+pub fn global_address(at: Binding, offset: u32) -> u64 {
+    ((u64::from(at.group) << 8 | u64::from(at.binding)) << 32) | u64::from(offset)
+}
+
+/// The lane `lane` of a `size`-lane subgroup reads in a gather of `mode` with lane argument
+/// `arg` (WGSL: an index past the subgroup leaves the result undefined; drawn as its own).
+pub fn partner(mode: ShuffleMode, lane: u32, arg: u32, size: u32) -> Source {
+    let src = match mode {
+        ShuffleMode::Xor => Some(lane ^ arg),
+        ShuffleMode::Idx => Some(arg),
+        ShuffleMode::Down => lane.checked_add(arg),
+        ShuffleMode::Up => lane.checked_sub(arg),
+    };
+    match src {
+        Some(s) if s < size => Source::Lane(s),
+        _ => Source::Own,
+    }
+}
+
+/// The butterfly level of an xor shuffle with mask `arg` in a `size`-lane subgroup: level `k`
+/// exchanges across `size >> k` lanes (a butterfly that halves its distance, as the lecture's
+/// and CUDA's warp sums do), so the mask `size / 2` is level 1 and the mask 1 is level
+/// `log2 size`. `None` for a mask that is not a power of two below `size`.
+pub fn xor_level(arg: u32, size: u32) -> Option<u32> {
+    (arg.is_power_of_two() && arg < size).then(|| size.ilog2() - arg.ilog2())
+}
 
 /// One record, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,10 +68,12 @@ pub struct Record {
     pub subgroup_size: u32,
     /// Index into the instrumented sites.
     pub site: u32,
-    /// Workgroup byte address or lane argument.
+    /// Workgroup byte address, storage byte offset or lane argument.
     pub address: u32,
-    /// The value's bits.
+    /// The value's bits (a 2-vector's first component).
     pub value: u32,
+    /// A 2-vector's second component's bits.
+    pub value2: u32,
 }
 
 /// What a recorded run gave, decoded.
@@ -76,6 +114,7 @@ pub fn records(words: &[u32], sites: &[Site]) -> Result<(Vec<Record>, u64, u64),
             site: w(Word::Site),
             address: w(Word::Address),
             value: w(Word::Value),
+            value2: w(Word::Value2),
         };
         if sites.get(rec.site as usize).is_none() {
             return Err(Error::BadInput(format!(
@@ -113,7 +152,35 @@ pub fn decode(
     block_threads: u32,
     source: &str,
 ) -> Result<Decoded, Error> {
-    let (mut recs, counter, dropped) = records(words, sites)?;
+    let (recs, counter, dropped) = records(words, sites)?;
+    decode_records(
+        recs,
+        counter,
+        dropped,
+        sites,
+        kernel,
+        adapter,
+        block_threads,
+        source,
+    )
+}
+
+/// [`decode`] of records already split by [`records`] (`counter` handed out, `dropped` of
+/// them not written).
+///
+/// # Errors
+/// As [`decode`].
+#[allow(clippy::too_many_arguments)] // the record buffer's parts and the trace's labels
+pub fn decode_records(
+    mut recs: Vec<Record>,
+    counter: u64,
+    dropped: u64,
+    sites: &[Site],
+    kernel: &str,
+    adapter: &str,
+    block_threads: u32,
+    source: &str,
+) -> Result<Decoded, Error> {
     recs.sort_unstable_by_key(|r| r.ticket);
     let subgroup_size = recs.iter().map(|r| r.subgroup_size).max().unwrap_or(0);
     // (workgroup, subgroup, site, lane) → passes so far; (workgroup, subgroup, site, k) → request.
@@ -151,12 +218,16 @@ pub fn decode(
         let Some(site) = sites.get(q.site as usize) else {
             continue;
         };
+        let place = |a: u32| site.binding.map_or(u64::from(a), |b| global_address(b, a));
         let mut addrs: Vec<Option<u64>> = vec![None; sg];
         for (&l, &(a, _)) in &q.lanes {
             if let Some(s) = addrs.get_mut(l as usize) {
-                *s = Some(u64::from(a));
+                *s = Some(place(a));
             }
         }
+        // The lane argument of a gather (uniform in the lecture's shaders; the first lane's).
+        let arg = q.lanes.values().next().map_or(0, |&(a, _)| a);
+        let mut level = None;
         let at = lines.entry(site.line).or_default();
         let mut metrics = Metrics::default();
         let kind = match site.op {
@@ -184,6 +255,30 @@ pub fn decode(
                 }
                 EventKind::Barrier { index: *n }
             }
+            Op::GlobalLoad | Op::GlobalStore | Op::GlobalAtomic => {
+                let c = global::sectors(&addrs, site.width);
+                at.global_requests += 1;
+                at.global_sectors += u64::from(c.sectors);
+                at.global_ideal_sectors += u64::from(c.ideal_sectors);
+                metrics.sectors = Some(c.sectors);
+                metrics.ideal_sectors = Some(c.ideal_sectors);
+                match site.op {
+                    Op::GlobalLoad => EventKind::GlobalLoad { width: site.width },
+                    Op::GlobalStore => EventKind::GlobalStore { width: site.width },
+                    _ => {
+                        at.atomics += 1;
+                        EventKind::Atomic { width: site.width }
+                    }
+                }
+            }
+            Op::SubgroupGather if site.gather.is_some() => {
+                at.subgroup_ops += 1;
+                let mode = site.gather.unwrap_or(ShuffleMode::Idx);
+                if mode == ShuffleMode::Xor {
+                    level = xor_level(arg, subgroup_size);
+                }
+                EventKind::Shuffle { mode, arg }
+            }
             Op::SubgroupCollective | Op::SubgroupGather => {
                 at.subgroup_ops += 1;
                 EventKind::Compute
@@ -197,9 +292,12 @@ pub fn decode(
                 let got = q.lanes.get(&l);
                 Lane {
                     active: got.is_some(),
-                    address: got.filter(|_| site.width > 0).map(|&(a, _)| u64::from(a)),
+                    address: got.filter(|_| site.width > 0).map(|&(a, _)| place(a)),
                     value: got.map(|&(_, v)| f64::from(f32::from_bits(v))),
-                    source: None,
+                    source: match (got, site.gather) {
+                        (Some(&(a, _)), Some(mode)) => Some(partner(mode, l, a, subgroup_size)),
+                        _ => None,
+                    },
                 }
             })
             .collect();
@@ -213,7 +311,7 @@ pub fn decode(
             seq: seq as u64,
             kind,
             label: Text::same_owned(format!("{}: {text}", site.line)),
-            level: None,
+            level,
             lanes,
             metrics,
             line: Some(site.line),

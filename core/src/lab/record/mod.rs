@@ -3,7 +3,10 @@
 //! [`instrument`] takes the kernel's WGSL and entry point and returns a new WGSL module (naga's
 //! WGSL back end) that computes exactly what the original does and, in addition, appends one
 //! record of [`RECORD_WORDS`] `u32` words to a storage buffer after every workgroup-memory load,
-//! store and atomic, every control barrier and every subgroup operation. The buffer is one added
+//! store and atomic, every storage-buffer atomic, every control barrier and every subgroup
+//! operation — and, with
+//! [`Scope::global`] (the scenes' recorded views, which draw global loads and stores too), after
+//! every storage-buffer load and store. The buffer is one added
 //! binding, `array<atomic<u32>>`, in a group/binding the module leaves free: word 0 is the
 //! counter every record takes its ticket from (`atomicAdd`), records follow from word 1. A
 //! record whose ticket is past the capacity (`(arrayLength - 1) / RECORD_WORDS`) is not
@@ -16,8 +19,11 @@
 //! workgroup is multi-dimensional, since WGSL forbids those builtins there), `subgroup_size`, source line (1-based), op ([`Op`], with
 //! the access width in bytes from bit 8), site (which instrumented place in the module),
 //! byte address in workgroup memory (the simulator's layout: variables in declaration order,
-//! each at its alignment) or the partner lane / lane argument of a subgroup gather, and the
-//! value's bits (32-bit scalars; 0 otherwise).
+//! each at its alignment), the byte offset in a storage buffer (the site names the binding), or
+//! the lane argument of a subgroup gather (the xor mask, the delta, the source lane), and the
+//! value's bits (a 32-bit scalar in the first value word; a 2-vector of 32-bit components in
+//! both, so that `vec2` reductions such as LayerNorm's (Σg, Σg·x̂) can be read back; 0
+//! otherwise).
 //!
 //! Not recorded (and counted in [`Instrumented::unrecorded`]): accesses through a pointer passed
 //! as a function argument, to a struct or matrix as a whole, and `workgroupUniformLoad`.
@@ -29,11 +35,12 @@ use serde::Serialize;
 
 use super::dispatch::Binding;
 use crate::Error;
+use crate::simt::shuffle::ShuffleMode;
 
-pub use pass::instrument;
+pub use pass::{instrument, instrument_with};
 
 /// `u32` words per record.
-pub const RECORD_WORDS: u32 = 10;
+pub const RECORD_WORDS: u32 = 11;
 
 /// The position of each field in a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,8 +66,10 @@ pub enum Word {
     Site = 7,
     /// Byte address in workgroup memory, or the lane argument of a subgroup gather.
     Address = 8,
-    /// The value's bits.
+    /// The value's bits (a scalar, or a 2-vector's first component).
     Value = 9,
+    /// A 2-vector's second component's bits (0 for a scalar).
+    Value2 = 10,
 }
 
 /// What a record is for.
@@ -79,6 +88,14 @@ pub enum Op {
     SubgroupCollective = 5,
     /// A subgroup shuffle or broadcast (the address word holds its lane argument).
     SubgroupGather = 6,
+    /// A storage-buffer load ([`Scope::global`]; the address word holds the byte offset in
+    /// the buffer).
+    GlobalLoad = 7,
+    /// A storage-buffer store ([`Scope::global`]).
+    GlobalStore = 8,
+    /// An atomic on a storage buffer (always recorded: the simulator counts it among the
+    /// line's atomics).
+    GlobalAtomic = 9,
 }
 
 impl Op {
@@ -91,6 +108,9 @@ impl Op {
             4 => Op::Barrier,
             5 => Op::SubgroupCollective,
             6 => Op::SubgroupGather,
+            7 => Op::GlobalLoad,
+            8 => Op::GlobalStore,
+            9 => Op::GlobalAtomic,
             _ => return None,
         })
     }
@@ -105,6 +125,19 @@ pub struct Site {
     pub op: Op,
     /// Bytes per lane of the access (0 for barriers and subgroup operations).
     pub width: u32,
+    /// The storage buffer of a global load, store or atomic.
+    pub binding: Option<Binding>,
+    /// The shuffle of a subgroup gather that names a lane (`None` for other sites, and for
+    /// `subgroupBroadcastFirst` and quad swaps).
+    pub gather: Option<ShuffleMode>,
+}
+
+/// What the pass records beyond workgroup memory, barriers and subgroup operations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// Also every load and store of a storage buffer (their sectors are counted by
+    /// [`crate::simt::global`]'s rule); atomics on storage buffers are recorded either way.
+    pub global: bool,
 }
 
 /// The instrumented module.

@@ -6,10 +6,11 @@ use naga::{
     GatherMode, Handle, Literal, Module, ScalarKind, Span, Statement, Type, TypeInner,
 };
 
-use super::{Instrumented, Op, RECORD_WORDS, Site, bad};
+use super::{Instrumented, Op, RECORD_WORDS, Scope, Site, bad};
 use crate::Error;
 use crate::lab::dispatch::Binding;
 use crate::lab::module::{self, LineIndex};
+use crate::simt::shuffle::ShuffleMode;
 
 const BEGIN: &str = "_ws_begin";
 const RECORD: &str = "_ws_record";
@@ -31,6 +32,7 @@ fn helpers(at: Binding) -> String {
         "site",
         "addr",
         "value",
+        "value2",
     ]
     .iter()
     .enumerate()
@@ -45,7 +47,7 @@ fn helpers(at: Binding) -> String {
          \x20   if (sgid == {DERIVE}u) {{ who.y = lidx / sgsize; who.z = lidx % sgsize; }}\n\
          \x20   _ws_who = who;\n\
          }}\n\
-         fn {RECORD}(line: u32, op: u32, site: u32, addr: u32, value: u32) {{\n\
+         fn {RECORD}(line: u32, op: u32, site: u32, addr: u32, value: u32, value2: u32) {{\n\
          \x20   let t = atomicAdd(&_ws_buf[0], 1u);\n\
          \x20   let cap = (arrayLength(&_ws_buf) - 1u) / {RECORD_WORDS}u;\n\
          \x20   if (t < cap) {{\n\
@@ -58,14 +60,27 @@ fn helpers(at: Binding) -> String {
 }
 
 /// Instruments `source`'s compute entry point `entry` (or its only one): see the module
-/// documentation for what is recorded and how.
+/// documentation for what is recorded and how. Storage buffers are not recorded
+/// ([`instrument_with`] records them too).
+///
+/// # Errors
+/// As [`instrument_with`].
+pub fn instrument(source: &str, entry: Option<&str>) -> Result<Instrumented, Error> {
+    instrument_with(source, entry, Scope::default())
+}
+
+/// [`instrument`], recording what `scope` adds as well.
 ///
 /// # Errors
 /// As [`module::load`] for the source itself ([`Error::BadInput`] with the line,
 /// [`Error::InvalidParam`] for the entry point); [`Error::BadInput`] when the instrumented
 /// module does not validate or cannot be written back as WGSL (a construct naga's WGSL back
 /// end does not write), with naga's message.
-pub fn instrument(source: &str, entry: Option<&str>) -> Result<Instrumented, Error> {
+pub fn instrument_with(
+    source: &str,
+    entry: Option<&str>,
+    scope: Scope,
+) -> Result<Instrumented, Error> {
     let program = module::load(source, entry)?;
     let ep = program
         .module
@@ -130,6 +145,7 @@ pub fn instrument(source: &str, entry: Option<&str>) -> Result<Instrumented, Err
         record,
         sites: Vec::new(),
         unrecorded: 0,
+        global: scope.global,
     };
     let mut functions = std::mem::take(&mut m.functions);
     for (h, f) in functions.iter_mut() {
@@ -366,8 +382,10 @@ fn prologue(
     f.body = head;
 }
 
-/// A workgroup address: a constant plus `index × stride` terms.
+/// A workgroup address (or, with `binding`, a byte offset in that storage buffer): a constant
+/// plus `index × stride` terms.
 struct Addr {
+    binding: Option<Binding>,
     constant: u32,
     terms: Vec<(Handle<Expression>, u32)>,
     /// The pointee.
@@ -382,6 +400,8 @@ struct Pass<'a> {
     record: Handle<Function>,
     sites: Vec<Site>,
     unrecorded: u32,
+    /// Whether storage-buffer loads and stores are recorded too.
+    global: bool,
 }
 
 /// What to append after one statement.
@@ -391,20 +411,41 @@ struct Rec {
     addr: Option<Addr>,
     lane_arg: Option<Handle<Expression>>,
     value: Option<Handle<Expression>>,
-    bits32: bool,
+    /// Components of `value` recorded: 1 (a 32-bit scalar), 2 (a 2-vector of 32-bit
+    /// components), 0 (none).
+    components: u32,
     width: u32,
+    gather: Option<ShuffleMode>,
 }
 
-/// Bytes of a 32-bit-or-narrower scalar or vector pointee and whether its bits fit a word.
-fn width_of(inner: &TypeInner) -> Option<(u32, bool)> {
+impl Rec {
+    /// A record with no address, value or gather.
+    fn bare(op: Op, line: u32) -> Rec {
+        Rec {
+            op,
+            line,
+            addr: None,
+            lane_arg: None,
+            value: None,
+            components: 0,
+            width: 0,
+            gather: None,
+        }
+    }
+}
+
+/// Bytes of a 32-bit-or-narrower scalar or vector pointee and how many of its components the
+/// record's two value words hold (32-bit ones: a scalar or a 2-vector; otherwise none).
+fn width_of(inner: &TypeInner) -> Option<(u32, u32)> {
+    let word = |s: &naga::Scalar| s.width == 4 && s.kind != ScalarKind::Bool;
     match inner {
-        TypeInner::Scalar(s) | TypeInner::Atomic(s) => Some((
-            u32::from(s.width),
-            s.width == 4 && s.kind != ScalarKind::Bool,
-        )),
+        TypeInner::Scalar(s) | TypeInner::Atomic(s) => {
+            Some((u32::from(s.width), u32::from(word(s))))
+        }
         TypeInner::Vector { size, scalar } => {
             let w = *size as u32 * u32::from(scalar.width);
-            matches!(w, 1 | 2 | 4 | 8 | 16).then_some((w, false))
+            let two = *size == naga::VectorSize::Bi && word(scalar);
+            matches!(w, 1 | 2 | 4 | 8 | 16).then_some((w, if two { 2 } else { 0 }))
         }
         _ => None,
     }
@@ -472,24 +513,33 @@ impl Pass<'_> {
         recs: &mut Vec<Rec>,
     ) {
         let mut access = |this: &mut Self, op, line, pointer, value: Option<Handle<Expression>>| {
-            let Some(addr) = this.shared_addr(ex, pointer) else {
+            // Atomics on storage buffers are always recorded: the simulator counts them among
+            // a line's atomics, as it counts workgroup ones.
+            let storage = this.global || op == Op::SharedAtomic;
+            let Some(addr) = this.addr(ex, pointer, storage) else {
                 if this.is_shared(ex, pointer) {
                     this.unrecorded += 1;
                 }
                 return;
             };
-            let Some((width, bits32)) = width_of(&addr.inner) else {
-                this.unrecorded += 1;
+            let op = match (op, addr.binding.is_some()) {
+                (op, false) => op,
+                (Op::SharedLoad, true) => Op::GlobalLoad,
+                (Op::SharedStore, true) => Op::GlobalStore,
+                (_, true) => Op::GlobalAtomic,
+            };
+            let Some((width, components)) = width_of(&addr.inner) else {
+                if addr.binding.is_none() {
+                    this.unrecorded += 1;
+                }
                 return;
             };
             recs.push(Rec {
-                op,
-                line,
                 addr: Some(addr),
-                lane_arg: None,
                 value,
-                bits32,
+                components,
                 width,
+                ..Rec::bare(op, line)
             });
         };
         match *s {
@@ -510,38 +560,27 @@ impl Pass<'_> {
             Statement::WorkGroupUniformLoad { pointer, .. } if self.is_shared(ex, pointer) => {
                 self.unrecorded += 1;
             }
-            Statement::ControlBarrier(_) => recs.push(Rec {
-                op: Op::Barrier,
-                line,
-                addr: None,
-                lane_arg: None,
-                value: None,
-                bits32: false,
-                width: 0,
-            }),
+            Statement::ControlBarrier(_) => recs.push(Rec::bare(Op::Barrier, line)),
             Statement::SubgroupCollectiveOperation { result, .. } => {
                 recs.push(self.subgroup(ex, Op::SubgroupCollective, line, None, result));
             }
-            Statement::SubgroupBallot { .. } => recs.push(Rec {
-                op: Op::SubgroupCollective,
-                line,
-                addr: None,
-                lane_arg: None,
-                value: None,
-                bits32: false,
-                width: 0,
-            }),
+            Statement::SubgroupBallot { .. } => {
+                recs.push(Rec::bare(Op::SubgroupCollective, line));
+            }
             Statement::SubgroupGather { mode, result, .. } => {
-                let arg = match mode {
-                    GatherMode::Broadcast(a)
-                    | GatherMode::Shuffle(a)
-                    | GatherMode::ShuffleDown(a)
-                    | GatherMode::ShuffleUp(a)
-                    | GatherMode::ShuffleXor(a)
-                    | GatherMode::QuadBroadcast(a) => Some(a),
-                    GatherMode::BroadcastFirst | GatherMode::QuadSwap(_) => None,
+                let (arg, gather) = match mode {
+                    GatherMode::Broadcast(a) | GatherMode::Shuffle(a) => {
+                        (Some(a), Some(ShuffleMode::Idx))
+                    }
+                    GatherMode::ShuffleDown(a) => (Some(a), Some(ShuffleMode::Down)),
+                    GatherMode::ShuffleUp(a) => (Some(a), Some(ShuffleMode::Up)),
+                    GatherMode::ShuffleXor(a) => (Some(a), Some(ShuffleMode::Xor)),
+                    GatherMode::QuadBroadcast(a) => (Some(a), None),
+                    GatherMode::BroadcastFirst | GatherMode::QuadSwap(_) => (None, None),
                 };
-                recs.push(self.subgroup(ex, Op::SubgroupGather, line, arg, result));
+                let mut r = self.subgroup(ex, Op::SubgroupGather, line, arg, result);
+                r.gather = gather;
+                recs.push(r);
             }
             _ => {}
         }
@@ -555,23 +594,20 @@ impl Pass<'_> {
         lane_arg: Option<Handle<Expression>>,
         result: Handle<Expression>,
     ) -> Rec {
-        let bits32 = match ex.try_get(result) {
+        let components = match ex.try_get(result) {
             Ok(Expression::SubgroupOperationResult { ty }) => self
                 .types
                 .get_handle(*ty)
                 .ok()
                 .and_then(|t| width_of(&t.inner))
-                .is_some_and(|(_, b)| b),
-            _ => false,
+                .map_or(0, |(_, c)| c),
+            _ => 0,
         };
         Rec {
-            op,
-            line,
-            addr: None,
             lane_arg,
             value: Some(result),
-            bits32,
-            width: 0,
+            components,
+            ..Rec::bare(op, line)
         }
     }
 
@@ -592,29 +628,40 @@ impl Pass<'_> {
         }
     }
 
-    /// The byte address `p` points at when it is a chain of indices into a workgroup variable.
-    fn shared_addr(&self, ex: &Arena<Expression>, p: Handle<Expression>) -> Option<Addr> {
+    /// The byte address `p` points at when it is a chain of indices into a workgroup variable
+    /// (or, when storage buffers are recorded, the byte offset into a storage buffer).
+    fn addr(&self, ex: &Arena<Expression>, p: Handle<Expression>, storage: bool) -> Option<Addr> {
         match ex.try_get(p).ok()? {
             Expression::GlobalVariable(g) => {
                 let var = self.globals.try_get(*g).ok()?;
-                if var.space != AddressSpace::WorkGroup {
-                    return None;
-                }
+                let (binding, constant) = match var.space {
+                    AddressSpace::WorkGroup => (None, (*self.shared_base.get(g.index())?)?),
+                    AddressSpace::Storage { .. } if storage => {
+                        let b = var.binding.as_ref()?;
+                        let at = Binding {
+                            group: b.group,
+                            binding: b.binding,
+                        };
+                        (Some(at), 0)
+                    }
+                    _ => return None,
+                };
                 Some(Addr {
-                    constant: (*self.shared_base.get(g.index())?)?,
+                    binding,
+                    constant,
                     terms: Vec::new(),
                     inner: self.types.get_handle(var.ty).ok()?.inner.clone(),
                 })
             }
             Expression::Access { base, index } => {
-                let mut a = self.shared_addr(ex, *base)?;
+                let mut a = self.addr(ex, *base, storage)?;
                 let (inner, stride) = self.element(&a.inner, None)?;
                 a.terms.push((*index, stride));
                 a.inner = inner;
                 Some(a)
             }
             Expression::AccessIndex { base, index } => {
-                let mut a = self.shared_addr(ex, *base)?;
+                let mut a = self.addr(ex, *base, storage)?;
                 let (inner, off) = self.element(&a.inner, Some(*index))?;
                 a.constant = a.constant.checked_add(off)?;
                 a.inner = inner;
@@ -652,6 +699,8 @@ impl Pass<'_> {
             line: r.line,
             op: r.op,
             width: r.width,
+            binding: r.addr.as_ref().and_then(|a| a.binding),
+            gather: r.gather,
         });
         let lit = |ex: &mut Arena<Expression>, v: u32| {
             ex.append(Expression::Literal(Literal::U32(v)), span)
@@ -702,9 +751,16 @@ impl Pass<'_> {
         if let Some(l) = r.lane_arg {
             addr = to_u32(ex, l, Some(4));
         }
-        let value = match r.value {
-            Some(v) if r.bits32 => to_u32(ex, v, None),
-            _ => zero,
+        let (value, value2) = match (r.value, r.components) {
+            (Some(v), 1) => (to_u32(ex, v, None), zero),
+            (Some(v), 2) => {
+                let mut part = |index| {
+                    let c = ex.append(Expression::AccessIndex { base: v, index }, span);
+                    to_u32(ex, c, None)
+                };
+                (part(0), part(1))
+            }
+            _ => (zero, zero),
         };
         if ex.len() > start {
             out.push(Statement::Emit(ex.range_from(start)), span);
@@ -712,7 +768,7 @@ impl Pass<'_> {
         out.push(
             Statement::Call {
                 function: self.record,
-                arguments: vec![line, op, site_h, addr, value],
+                arguments: vec![line, op, site_h, addr, value, value2],
                 result: None,
             },
             span,

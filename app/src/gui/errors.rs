@@ -42,8 +42,10 @@ pub fn error_zh(e: &Error) -> String {
             expected,
         } => format!("参数 `{name}` = {value} 无效：{}", expected.zh()),
         Error::BadInput(_) => format!("输入有误：{e}"),
-        Error::InvalidInput { key, problem } if key.is_empty() => format!("输入有误：{problem}"),
-        Error::InvalidInput { key, problem } => format!("输入 `{key}` 有误：{problem}"),
+        Error::InvalidInput { key, problem } if key.is_empty() => {
+            format!("输入有误：{}", problem.zh)
+        }
+        Error::InvalidInput { key, problem } => format!("输入 `{key}` 有误：{}", problem.zh),
         Error::UnknownScene(id) => {
             format!("没有 id 为 `{id}` 的场景；`warpscope list` 列出所有场景的 id")
         }

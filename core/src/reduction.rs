@@ -208,7 +208,7 @@ pub fn read_values(input: &serde_json::Value, threads: u32) -> Result<Vec<Vec<f3
                 let (advice, advice_zh) = if (1..=1024).contains(&set.len()) {
                     (
                         format!(" (or --set threads={})", set.len()),
-                        format!("（或 --set threads={}）", set.len()),
+                        format!("（或 `--set threads={}`）", set.len()),
                     )
                 } else {
                     (

@@ -227,7 +227,7 @@ fn bundled_dispatch(p: &LabParams) -> Result<serde_json::Value, Error> {
                     p.source
                 ),
                 format!(
-                    "`{}` 是文件：请用 --input FILE.json 或在“你的输入（JSON）”下给出它的调度\
+                    "`{}` 是文件：请用 `--input FILE.json` 或在“你的输入（JSON）”下给出它的调度\
                      （workgroups 与 buffers）",
                     p.source
                 ),

@@ -108,7 +108,7 @@ pub fn parse_input(input: &Value) -> Result<AdamRunInput, Error> {
                 return Err(Error::input_fixed(
                     key,
                     "must be below 1 (1 − β is Adam's step)",
-                    "须小于 1（1 − β 是 Adam 的步长）",
+                    "须小于 1（1 − β 是此优化器的步长）",
                 ));
             }
             if let Some(slot) = out.betas.get_mut(i) {

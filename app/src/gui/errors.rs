@@ -79,6 +79,18 @@ mod tests {
     use warpscope_core::scene;
 
     #[test]
+    fn an_input_error_reads_in_chinese() {
+        let v = serde_json::json!({"values": [1, 2, 3]});
+        let e = warpscope_core::input::json::number(&v, "values[0]").unwrap_err();
+        assert_eq!(error_zh(&e), "输入 `values[0]` 有误：应为数，实为对象");
+        let e = warpscope_core::input::json::object(&v, &["x"]).unwrap_err();
+        assert_eq!(
+            error_zh(&e),
+            "输入 `values` 有误：未知的键；此场景的输入接受 x"
+        );
+    }
+
+    #[test]
     fn a_parameter_error_reads_in_chinese_from_its_fields() {
         let e = Error::invalid(
             "threads",

@@ -130,7 +130,10 @@ pub fn read_input(input: &serde_json::Value, p: &BanksParams) -> Result<(Vec<u64
             if ![1, 2, 4, 8, 16].contains(&n) {
                 return Err(Error::input(
                     "elem_bytes",
-                    format!("{n}: expected 1, 2, 4, 8 or 16"),
+                    Text::new(
+                        format!("{n}: expected 1, 2, 4, 8 or 16"),
+                        format!("{n}：应为 1、2、4、8 或 16"),
+                    ),
                 ));
             }
             n as u32
@@ -139,15 +142,17 @@ pub fn read_input(input: &serde_json::Value, p: &BanksParams) -> Result<(Vec<u64
     let (addresses, key): (Vec<u64>, &str) =
         match (map.get("byte_addresses"), map.get("expression")) {
             (Some(_), Some(_)) => {
-                return Err(Error::input(
+                return Err(Error::input_fixed(
                     "expression",
                     "give either byte_addresses or expression, not both",
+                    "byte_addresses 与 expression 只给其一，不可都给",
                 ));
             }
             (None, None) => {
-                return Err(Error::input(
+                return Err(Error::input_fixed(
                     "byte_addresses",
                     "missing: give byte_addresses (32 integers) or expression (a formula of lane)",
+                    "缺失：请给 byte_addresses（32 个整数）或 expression（关于 lane 的公式）",
                 ));
             }
             (Some(v), None) => {
@@ -155,9 +160,15 @@ pub fn read_input(input: &serde_json::Value, p: &BanksParams) -> Result<(Vec<u64
                 if items.len() != WARP as usize {
                     return Err(Error::input(
                         "byte_addresses",
-                        format!(
-                            "{} addresses; a warp request has one per lane, {WARP}",
-                            items.len()
+                        Text::new(
+                            format!(
+                                "{} addresses; a warp request has one per lane, {WARP}",
+                                items.len()
+                            ),
+                            format!(
+                                "{} 个地址；一次 warp 请求每个 lane 一个，共 {WARP} 个",
+                                items.len()
+                            ),
                         ),
                     ));
                 }
@@ -171,18 +182,22 @@ pub fn read_input(input: &serde_json::Value, p: &BanksParams) -> Result<(Vec<u64
             (None, Some(v)) => {
                 let text = json::string(v, "expression")?;
                 let e = expr::parse(text, "lane", "expression")?;
-                let a =
-                    (0..i64::from(WARP))
-                        .map(|l| {
-                            let a = e.eval(l, "expression")?;
-                            u64::try_from(a).ok().filter(|a| *a <= MAX_ADDRESS).ok_or_else(|| {
+                let a = (0..i64::from(WARP))
+                    .map(|l| {
+                        let a = e.eval(l, "expression")?;
+                        u64::try_from(a).ok().filter(|a| *a <= MAX_ADDRESS).ok_or_else(|| {
                         Error::input(
                             "expression",
-                            format!("lane {l} gives {a}: a byte address is 0 ..= {MAX_ADDRESS}"),
+                            Text::new(
+                                format!(
+                                    "lane {l} gives {a}: a byte address is 0 ..= {MAX_ADDRESS}"
+                                ),
+                                format!("lane {l} 得 {a}：字节地址须在 0 ..= {MAX_ADDRESS} 之内"),
+                            ),
                         )
                     })
-                        })
-                        .collect::<Result<_, _>>()?;
+                    })
+                    .collect::<Result<_, _>>()?;
                 (a, "expression")
             }
         };
@@ -198,9 +213,15 @@ pub fn read_input(input: &serde_json::Value, p: &BanksParams) -> Result<(Vec<u64
         };
         return Err(Error::input(
             k,
-            format!(
-                "lane {l} reads byte {a}, not a multiple of elem_bytes = {elem_bytes} \
-                 (CUDA requires natural alignment)"
+            Text::new(
+                format!(
+                    "lane {l} reads byte {a}, not a multiple of elem_bytes = {elem_bytes} \
+                     (CUDA requires natural alignment)"
+                ),
+                format!(
+                    "lane {l} 读第 {a} 字节，不是 elem_bytes = {elem_bytes} 的倍数\
+                     （CUDA 要求自然对齐）"
+                ),
             ),
         ));
     }
@@ -535,7 +556,7 @@ mod tests {
     #[test]
     fn bad_inputs_name_the_key() {
         let key = |v: serde_json::Value| match cost_of(v) {
-            Err(Error::InvalidInput { key, problem }) => (key, problem),
+            Err(Error::InvalidInput { key, problem }) => (key, problem.en),
             other => panic!("{other:?}"),
         };
         assert_eq!(

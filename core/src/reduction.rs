@@ -205,17 +205,30 @@ pub fn read_values(input: &serde_json::Value, threads: u32) -> Result<Vec<Vec<f3
         .map(|(k, set)| {
             if set.len() != threads as usize {
                 // Suggest a thread count only where one would take this many values.
-                let advice = if (1..=1024).contains(&set.len()) {
-                    format!(" (or --set threads={})", set.len())
+                let (advice, advice_zh) = if (1..=1024).contains(&set.len()) {
+                    (
+                        format!(" (or --set threads={})", set.len()),
+                        format!("（或 `--set threads={}`）", set.len()),
+                    )
                 } else {
-                    " (a block has at most 1024 threads: give one value per thread, 1 ..= 1024)"
-                        .to_owned()
+                    (
+                        " (a block has at most 1024 threads: give one value per thread, \
+                         1 ..= 1024)"
+                            .to_owned(),
+                        "（一个线程块至多 1024 个线程：每个线程一个值，1 ..= 1024）".to_owned(),
+                    )
                 };
                 return Err(Error::input(
                     key(k),
-                    format!(
-                        "{} values but threads = {threads}: one value per thread{advice}",
-                        set.len(),
+                    Text::new(
+                        format!(
+                            "{} values but threads = {threads}: one value per thread{advice}",
+                            set.len(),
+                        ),
+                        format!(
+                            "{} 个值，而 threads = {threads}：每个线程一个值{advice_zh}",
+                            set.len(),
+                        ),
                     ),
                 ));
             }
@@ -228,7 +241,10 @@ pub fn read_values(input: &serde_json::Value, threads: u32) -> Result<Vec<Vec<f3
                     } else {
                         Err(Error::input(
                             format!("{}[{t}]", key(k)),
-                            format!("{x} overflows f32 (largest finite ≈ 3.4e38)"),
+                            Text::new(
+                                format!("{x} overflows f32 (largest finite ≈ 3.4e38)"),
+                                format!("{x} 超出 f32 的范围（最大有限值 ≈ 3.4e38）"),
+                            ),
                         ))
                     }
                 })
@@ -863,7 +879,7 @@ mod tests {
     fn input_values_are_checked_naming_the_key() {
         use serde_json::json;
         let key = |v: serde_json::Value, threads: u32| match read_values(&v, threads) {
-            Err(Error::InvalidInput { key, problem }) => (key, problem),
+            Err(Error::InvalidInput { key, problem }) => (key, problem.en),
             other => panic!("{other:?}"),
         };
         let (k, p) = key(json!({"values": [1, 2, 3]}), 4);

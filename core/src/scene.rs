@@ -213,7 +213,10 @@ pub trait SceneDef: 'static {
         let _ = (values, input);
         Err(Error::input(
             "",
-            format!("scene `{}` takes no input file", Self::ID),
+            Text::new(
+                format!("scene `{}` takes no input file", Self::ID),
+                format!("场景 `{}` 不接受输入文件", Self::ID),
+            ),
         ))
     }
 }
@@ -408,14 +411,25 @@ impl Scene {
                 .collect();
             Error::input(
                 "",
-                format!(
-                    "scene `{}` takes no input file; the scenes that do: {}",
-                    self.id,
-                    if takers.is_empty() {
-                        "none yet".to_owned()
-                    } else {
-                        takers.join(", ")
-                    }
+                Text::new(
+                    format!(
+                        "scene `{}` takes no input file; the scenes that do: {}",
+                        self.id,
+                        if takers.is_empty() {
+                            "none yet".to_owned()
+                        } else {
+                            takers.join(", ")
+                        }
+                    ),
+                    format!(
+                        "场景 `{}` 不接受输入文件；接受的场景有：{}",
+                        self.id,
+                        if takers.is_empty() {
+                            "暂无".to_owned()
+                        } else {
+                            takers.join("、")
+                        }
+                    ),
                 ),
             )
         })

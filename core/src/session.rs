@@ -128,9 +128,15 @@ impl Session {
             if !input.is_object() {
                 return Err(Error::input(
                     "",
-                    format!(
-                        "a session's `input` is a JSON object of keys, not {}",
-                        crate::input::json::kind(input)
+                    Text::new(
+                        format!(
+                            "a session's `input` is a JSON object of keys, not {}",
+                            crate::input::json::kind(input)
+                        ),
+                        format!(
+                            "会话的 `input` 是由键组成的 JSON 对象，不是{}",
+                            crate::input::json::kind_zh(input)
+                        ),
                     ),
                 ));
             }

@@ -42,8 +42,10 @@ pub fn error_zh(e: &Error) -> String {
             expected,
         } => format!("参数 `{name}` = {value} 无效：{}", expected.zh()),
         Error::BadInput(_) => format!("输入有误：{e}"),
-        Error::InvalidInput { key, problem } if key.is_empty() => format!("输入有误：{problem}"),
-        Error::InvalidInput { key, problem } => format!("输入 `{key}` 有误：{problem}"),
+        Error::InvalidInput { key, problem } if key.is_empty() => {
+            format!("输入有误：{}", problem.zh)
+        }
+        Error::InvalidInput { key, problem } => format!("输入 `{key}` 有误：{}", problem.zh),
         Error::UnknownScene(id) => {
             format!("没有 id 为 `{id}` 的场景；`warpscope list` 列出所有场景的 id")
         }
@@ -75,6 +77,18 @@ mod tests {
     use super::*;
     use warpscope_core::error::{Expected, ValueKind};
     use warpscope_core::scene;
+
+    #[test]
+    fn an_input_error_reads_in_chinese() {
+        let v = serde_json::json!({"values": [1, 2, 3]});
+        let e = warpscope_core::input::json::number(&v, "values[0]").unwrap_err();
+        assert_eq!(error_zh(&e), "输入 `values[0]` 有误：应为数，实为对象");
+        let e = warpscope_core::input::json::object(&v, &["x"]).unwrap_err();
+        assert_eq!(
+            error_zh(&e),
+            "输入 `values` 有误：未知的键；此场景的输入接受 x"
+        );
+    }
 
     #[test]
     fn a_parameter_error_reads_in_chinese_from_its_fields() {

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::text::Text;
+
 mod expected;
 
 pub use expected::{Expected, ValueKind};
@@ -33,12 +35,13 @@ pub enum Error {
     /// A key of a user's input (`--input FILE.json`, the window's Input panel) is missing, of the
     /// wrong shape or out of range. The user's to fix, as [`Error::InvalidParam`] is: the CLI exits
     /// with status 2.
-    #[error("{}", input_message(key, problem))]
+    #[error("{}", input_message(key, &problem.en))]
     InvalidInput {
         /// The key as the JSON spells it, with a position where it helps (`x[2]`, `trace[5]`).
         key: String,
-        /// What is wrong and what would be valid.
-        problem: String,
+        /// What is wrong and what would be valid, worded in both languages at the call site
+        /// (text from the user's file, a key or a decoder's message, kept as given in both).
+        problem: Text,
     },
     /// The computation was cancelled through its [`crate::progress::Progress`] handle (the
     /// window cancels a running computation when a newer parameter value arrives).
@@ -56,12 +59,18 @@ fn input_message(key: &str, problem: &str) -> String {
 }
 
 impl Error {
-    /// Shorthand for [`Error::InvalidInput`].
-    pub fn input(key: impl Into<String>, problem: impl Into<String>) -> Self {
+    /// Shorthand for [`Error::InvalidInput`]. `problem` is a [`Text`] written in both languages
+    /// at the call site (there is no conversion from a bare English string here).
+    pub fn input(key: impl Into<String>, problem: Text) -> Self {
         Error::InvalidInput {
             key: shorten(&key.into()),
-            problem: problem.into(),
+            problem,
         }
+    }
+
+    /// Shorthand for [`Error::InvalidInput`] with a problem worded from two fixed texts.
+    pub fn input_fixed(key: impl Into<String>, en: &str, zh: &str) -> Self {
+        Error::input(key, Text::new(en.to_owned(), zh.to_owned()))
     }
 
     /// Shorthand for [`Error::InvalidParam`]; `value` is shown as given, [`shorten`]ed past 40

@@ -15,6 +15,7 @@
 //! input can exhaust the stack.
 
 use crate::Error;
+use crate::text::Text;
 
 /// Longest expression accepted (characters).
 pub const MAX_LEN: usize = 200;
@@ -60,9 +61,12 @@ pub fn parse(text: &str, var: &str, key: &str) -> Result<Expr, Error> {
     if text.chars().count() > MAX_LEN {
         return Err(Error::input(
             key,
-            format!(
-                "at most {MAX_LEN} characters; this one has {}",
-                text.chars().count()
+            Text::new(
+                format!(
+                    "at most {MAX_LEN} characters; this one has {}",
+                    text.chars().count()
+                ),
+                format!("至多 {MAX_LEN} 个字符；此式有 {} 个", text.chars().count()),
             ),
         ));
     }
@@ -75,12 +79,19 @@ pub fn parse(text: &str, var: &str, key: &str) -> Result<Expr, Error> {
     };
     p.skip();
     if p.i >= p.s.len() {
-        return Err(Error::input(key, "the expression is empty"));
+        return Err(Error::input_fixed(
+            key,
+            "the expression is empty",
+            "表达式为空",
+        ));
     }
     let e = p.expr()?;
     p.skip();
     if p.i < p.s.len() {
-        return Err(p.fail("expected an operator (+ - * / %) or the end"));
+        return Err(p.fail(Text::new(
+            "expected an operator (+ - * / %) or the end".into(),
+            "应为运算符（+ - * / %）或结尾".into(),
+        )));
     }
     Ok(e)
 }
@@ -94,14 +105,19 @@ impl Expr {
         match self {
             Expr::Int(n) => Ok(*n),
             Expr::Var => Ok(v),
-            Expr::Neg(e) => e
-                .eval(v, key)?
-                .checked_neg()
-                .ok_or_else(|| Error::input(key, "overflows a 64-bit integer")),
+            Expr::Neg(e) => e.eval(v, key)?.checked_neg().ok_or_else(|| {
+                Error::input_fixed(key, "overflows a 64-bit integer", "超出 64 位整数")
+            }),
             Expr::Bin(op, a, b) => {
                 let (a, b) = (a.eval(v, key)?, b.eval(v, key)?);
                 if matches!(op, Op::Div | Op::Rem) && b == 0 {
-                    return Err(Error::input(key, format!("division by zero at {v}")));
+                    return Err(Error::input(
+                        key,
+                        Text::new(
+                            format!("division by zero at {v}"),
+                            format!("在 {v} 处除以零"),
+                        ),
+                    ));
                 }
                 match op {
                     Op::Add => a.checked_add(b),
@@ -110,7 +126,15 @@ impl Expr {
                     Op::Div => a.checked_div(b),
                     Op::Rem => a.checked_rem(b),
                 }
-                .ok_or_else(|| Error::input(key, format!("overflows a 64-bit integer at {v}")))
+                .ok_or_else(|| {
+                    Error::input(
+                        key,
+                        Text::new(
+                            format!("overflows a 64-bit integer at {v}"),
+                            format!("在 {v} 处超出 64 位整数"),
+                        ),
+                    )
+                })
             }
         }
     }
@@ -136,21 +160,27 @@ impl Parser<'_> {
         self.s.get(self.i).copied()
     }
 
-    fn fail(&self, what: &str) -> Error {
+    fn fail(&self, what: Text) -> Error {
         let at: String = String::from_utf8_lossy(self.s.get(self.i..).unwrap_or_default())
             .chars()
             .take(12)
             .collect();
+        let quoted = if at.is_empty() {
+            String::new()
+        } else {
+            format!(" (\"{at}\")")
+        };
+        let quoted_zh = if at.is_empty() {
+            String::new()
+        } else {
+            format!("（\"{at}\"）")
+        };
+        let n = self.i + 1;
         Error::input(
             self.key,
-            format!(
-                "at character {}{}: {what}",
-                self.i + 1,
-                if at.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (\"{at}\")")
-                }
+            Text::new(
+                format!("at character {n}{quoted}: {}", what.en),
+                format!("第 {n} 个字符处{quoted_zh}：{}", what.zh),
             ),
         )
     }
@@ -182,7 +212,10 @@ impl Parser<'_> {
     fn factor(&mut self) -> Result<Expr, Error> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(self.fail(&format!("nested deeper than {MAX_DEPTH}")));
+            return Err(self.fail(Text::new(
+                format!("nested deeper than {MAX_DEPTH}"),
+                format!("嵌套深于 {MAX_DEPTH} 层"),
+            )));
         }
         let e = self.atom();
         self.depth -= 1;
@@ -199,7 +232,7 @@ impl Parser<'_> {
                 self.i += 1;
                 let e = self.expr()?;
                 if self.peek() != Some(b')') {
-                    return Err(self.fail("expected `)`"));
+                    return Err(self.fail(Text::new("expected `)`".into(), "应为 `)`".into())));
                 }
                 self.i += 1;
                 Ok(e)
@@ -213,7 +246,10 @@ impl Parser<'_> {
                     .unwrap_or_default();
                 digits.parse().map(Expr::Int).map_err(|_| {
                     self.i = start;
-                    self.fail("an integer past 64 bits")
+                    self.fail(Text::new(
+                        "an integer past 64 bits".into(),
+                        "整数超出 64 位".into(),
+                    ))
                 })
             }
             Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
@@ -230,14 +266,20 @@ impl Parser<'_> {
                     Ok(Expr::Var)
                 } else {
                     self.i = start;
-                    Err(self.fail(&format!(
-                        "unknown name; the only variable is `{}`",
-                        self.var
+                    Err(self.fail(Text::new(
+                        format!("unknown name; the only variable is `{}`", self.var),
+                        format!("未知的名字；唯一的变量是 `{}`", self.var),
                     )))
                 }
             }
-            Some(_) => Err(self.fail(&format!("expected an integer, `{}`, `-` or `(`", self.var))),
-            None => Err(self.fail("the expression ends too early")),
+            Some(_) => Err(self.fail(Text::new(
+                format!("expected an integer, `{}`, `-` or `(`", self.var),
+                format!("应为整数、`{}`、`-` 或 `(`", self.var),
+            ))),
+            None => Err(self.fail(Text::new(
+                "the expression ends too early".into(),
+                "表达式过早结束".into(),
+            ))),
         }
     }
 }
@@ -254,7 +296,7 @@ mod tests {
         match parse(text, "lane", "expression").and_then(|e| e.eval(3, "expression")) {
             Err(Error::InvalidInput { key, problem }) => {
                 assert_eq!(key, "expression");
-                problem
+                problem.en
             }
             other => panic!("{text}: {other:?}"),
         }

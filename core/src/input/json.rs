@@ -13,6 +13,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::Error;
+use crate::text::Text;
 
 /// Largest input file read (bytes): 16 MiB holds about a million numbers.
 pub const MAX_INPUT_BYTES: u64 = 16 << 20;
@@ -80,6 +81,18 @@ pub fn kind(v: &Value) -> &'static str {
     }
 }
 
+/// The kind of a JSON value in Chinese, as [`kind`] words it in English: `字符串` for `a string`.
+pub fn kind_zh(v: &Value) -> &'static str {
+    match v {
+        Value::Null => " null",
+        Value::Bool(_) => "布尔值",
+        Value::Number(_) => "数",
+        Value::String(_) => "字符串",
+        Value::Array(_) => "列表",
+        Value::Object(_) => "对象",
+    }
+}
+
 /// `input` as an object whose keys are all in `allowed`.
 ///
 /// # Errors
@@ -89,15 +102,21 @@ pub fn object<'a>(input: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, 
     let Value::Object(map) = input else {
         return Err(Error::input(
             "",
-            format!("expected a JSON object of keys, got {}", kind(input)),
+            Text::new(
+                format!("expected a JSON object of keys, got {}", kind(input)),
+                format!("应为由键组成的 JSON 对象，实为{}", kind_zh(input)),
+            ),
         ));
     };
     if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
         return Err(Error::input(
             k.as_str(),
-            format!(
-                "unknown key; this scene's input takes {}",
-                allowed.join(", ")
+            Text::new(
+                format!(
+                    "unknown key; this scene's input takes {}",
+                    allowed.join(", ")
+                ),
+                format!("未知的键；此场景的输入接受 {}", allowed.join(", ")),
             ),
         ));
     }
@@ -110,7 +129,7 @@ pub fn object<'a>(input: &'a Value, allowed: &[&str]) -> Result<&'a Map<String, 
 /// [`Error::InvalidInput`] when it is missing.
 pub fn required<'a>(map: &'a Map<String, Value>, key: &str) -> Result<&'a Value, Error> {
     map.get(key)
-        .ok_or_else(|| Error::input(key, "missing (required)"))
+        .ok_or_else(|| Error::input_fixed(key, "missing (required)", "缺失（必填）"))
 }
 
 /// A finite number.
@@ -120,11 +139,12 @@ pub fn required<'a>(map: &'a Map<String, Value>, key: &str) -> Result<&'a Value,
 pub fn number(v: &Value, key: &str) -> Result<f64, Error> {
     match v.as_f64() {
         Some(x) if x.is_finite() => Ok(x),
-        Some(_) => Err(Error::input(key, "expected a finite number")),
-        None => Err(Error::input(
+        Some(_) => Err(Error::input_fixed(
             key,
-            format!("expected a number, got {}", kind(v)),
+            "expected a finite number",
+            "应为有限的数",
         )),
+        None => Err(not_a(key, v, "a number", "数")),
     }
 }
 
@@ -141,12 +161,15 @@ pub fn extended_number(v: &Value, key: &str) -> Result<f64, Error> {
             "nan" => Ok(f64::NAN),
             _ => Err(Error::input(
                 key,
-                format!("expected a number or \"inf\", \"-inf\", \"nan\"; got the string {s:?}"),
+                Text::new(
+                    format!(
+                        "expected a number or \"inf\", \"-inf\", \"nan\"; got the string {s:?}"
+                    ),
+                    format!("应为数或 \"inf\"、\"-inf\"、\"nan\"，实为字符串 {s:?}"),
+                ),
             )),
         },
-        _ => v
-            .as_f64()
-            .ok_or_else(|| Error::input(key, format!("expected a number, got {}", kind(v)))),
+        _ => v.as_f64().ok_or_else(|| not_a(key, v, "a number", "数")),
     }
 }
 
@@ -161,7 +184,10 @@ pub fn number_in(v: &Value, key: &str, min: f64, max: f64) -> Result<f64, Error>
         let r = crate::error::fmt_real;
         return Err(Error::input(
             key,
-            format!("{} is outside {} ..= {}", r(x), r(min), r(max)),
+            Text::new(
+                format!("{} is outside {} ..= {}", r(x), r(min), r(max)),
+                format!("{} 不在 {} ..= {} 之内", r(x), r(min), r(max)),
+            ),
         ));
     }
     Ok(x)
@@ -183,10 +209,19 @@ pub fn integer(v: &Value, key: &str, min: u64, max: u64) -> Result<u64, Error> {
     };
     match n {
         Some(n) if (min..=max).contains(&n) => Ok(n),
-        Some(n) => Err(Error::input(key, format!("{n} is outside {min} ..= {max}"))),
+        Some(n) => Err(Error::input(
+            key,
+            Text::new(
+                format!("{n} is outside {min} ..= {max}"),
+                format!("{n} 不在 {min} ..= {max} 之内"),
+            ),
+        )),
         None => Err(Error::input(
             key,
-            format!("expected a whole number {min} ..= {max}, got {}", shown(v)),
+            Text::new(
+                format!("expected a whole number {min} ..= {max}, got {}", shown(v)),
+                format!("应为 {min} ..= {max} 的整数，实为 {}", shown(v)),
+            ),
         )),
     }
 }
@@ -196,8 +231,15 @@ pub fn integer(v: &Value, key: &str, min: u64, max: u64) -> Result<u64, Error> {
 /// # Errors
 /// [`Error::InvalidInput`] naming `key`: not `true` or `false`.
 pub fn boolean(v: &Value, key: &str) -> Result<bool, Error> {
-    v.as_bool()
-        .ok_or_else(|| Error::input(key, format!("expected true or false, got {}", shown(v))))
+    v.as_bool().ok_or_else(|| {
+        Error::input(
+            key,
+            Text::new(
+                format!("expected true or false, got {}", shown(v)),
+                format!("应为 true 或 false，实为 {}", shown(v)),
+            ),
+        )
+    })
 }
 
 /// A string.
@@ -206,7 +248,7 @@ pub fn boolean(v: &Value, key: &str) -> Result<bool, Error> {
 /// [`Error::InvalidInput`] naming `key`: not a string.
 pub fn string<'a>(v: &'a Value, key: &str) -> Result<&'a str, Error> {
     v.as_str()
-        .ok_or_else(|| Error::input(key, format!("expected a string, got {}", kind(v))))
+        .ok_or_else(|| not_a(key, v, "a string", "字符串"))
 }
 
 /// A list of at most `max` items (its length checked before anything of its size is made).
@@ -215,18 +257,18 @@ pub fn string<'a>(v: &'a Value, key: &str) -> Result<&'a str, Error> {
 /// [`Error::InvalidInput`] naming `key`: not a list, empty, or longer than `max`.
 pub fn list<'a>(v: &'a Value, key: &str, max: usize) -> Result<&'a [Value], Error> {
     let Value::Array(items) = v else {
-        return Err(Error::input(
-            key,
-            format!("expected a list, got {}", kind(v)),
-        ));
+        return Err(not_a(key, v, "a list", "列表"));
     };
     if items.is_empty() {
-        return Err(Error::input(key, "the list is empty"));
+        return Err(Error::input_fixed(key, "the list is empty", "列表为空"));
     }
     if items.len() > max {
         return Err(Error::input(
             key,
-            format!("{} items; at most {max}", items.len()),
+            Text::new(
+                format!("{} items; at most {max}", items.len()),
+                format!("{} 项；至多 {max} 项", items.len()),
+            ),
         ));
     }
     Ok(items)
@@ -270,14 +312,20 @@ pub fn matrix(
         if n != w {
             return Err(Error::input(
                 format!("{key}[{r}]"),
-                format!("row {r} has {n} values but row 0 has {w}: rows must be equally long"),
+                Text::new(
+                    format!("row {r} has {n} values but row 0 has {w}: rows must be equally long"),
+                    format!("第 {r} 行有 {n} 个值，而第 0 行有 {w} 个：各行须一样长"),
+                ),
             ));
         }
         total = total.saturating_add(n);
         if total > MAX_ELEMENTS {
             return Err(Error::input(
                 key,
-                format!("more than {MAX_ELEMENTS} numbers in all"),
+                Text::new(
+                    format!("more than {MAX_ELEMENTS} numbers in all"),
+                    format!("总共超过 {MAX_ELEMENTS} 个数"),
+                ),
             ));
         }
     }
@@ -302,7 +350,12 @@ pub fn same_shape(
     if (r, c) != (rows, cols) {
         return Err(Error::input(
             key,
-            format!("is {r} × {c} but `{like}` is {rows} × {cols}: they must have the same shape"),
+            Text::new(
+                format!(
+                    "is {r} × {c} but `{like}` is {rows} × {cols}: they must have the same shape"
+                ),
+                format!("为 {r} × {c}，而 `{like}` 为 {rows} × {cols}：二者形状须相同"),
+            ),
         ));
     }
     Ok(())
@@ -354,6 +407,18 @@ pub fn ser_extended_vec<S: serde::Serializer>(v: &[f64], s: S) -> Result<S::Ok, 
 }
 
 /// `v` shown in a message, bounded.
+/// "expected a number, got a string" for `key` in both languages: `what` is the kind wanted,
+/// in English (`a number`) and in Chinese (`数`).
+fn not_a(key: &str, v: &Value, what: &str, what_zh: &str) -> Error {
+    Error::input(
+        key,
+        Text::new(
+            format!("expected {what}, got {}", kind(v)),
+            format!("应为{what_zh}，实为{}", kind_zh(v)),
+        ),
+    )
+}
+
 fn shown(v: &Value) -> String {
     let s = v.to_string();
     if s.chars().count() > 40 {
@@ -370,7 +435,7 @@ mod tests {
 
     fn problem(e: Error) -> (String, String) {
         match e {
-            Error::InvalidInput { key, problem } => (key, problem),
+            Error::InvalidInput { key, problem } => (key, problem.en),
             other => panic!("expected InvalidInput, got {other:?}"),
         }
     }

@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use crate::Error;
 use crate::input::json;
+use crate::text::Text;
 
 /// Most workgroups one dispatch may run (all three dimensions together): the simulator's
 /// memory and time grow with it; 65,536 holds a 2²⁰-element reduction at 16 elements per
@@ -60,9 +61,10 @@ impl std::str::FromStr for Binding {
     /// Parses `"G:B"` (two decimal integers).
     fn from_str(s: &str) -> Result<Self, Error> {
         let bad = || {
-            Error::input(
+            Error::input_fixed(
                 format!("buffers.{s}"),
                 "a binding is written \"GROUP:BINDING\", e.g. \"0:1\"",
+                "绑定写作 \"GROUP:BINDING\"，例如 \"0:1\"",
             )
         };
         let (g, b) = s.split_once(':').ok_or_else(bad)?;
@@ -158,11 +160,11 @@ impl fmt::Display for ElementType {
 }
 
 impl std::str::FromStr for ElementType {
-    type Err = String;
+    type Err = Text;
 
     /// Parses `f32`, `i32`, `u32`, `f16`, `vecN<T>` (N = 2, 3, 4) and WGSL's aliases
     /// `vecNf`, `vecNi`, `vecNu`, `vecNh`.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, Text> {
         let scalar = |t: &str| match t.trim() {
             "f32" | "f" => Some(ScalarType::F32),
             "i32" | "i" => Some(ScalarType::I32),
@@ -172,7 +174,12 @@ impl std::str::FromStr for ElementType {
         };
         let t = s.trim();
         let err = || {
-            format!("`{s}` is not an element type: f32, i32, u32, f16 or vecN<T> with N = 2, 3, 4")
+            Text::new(
+                format!(
+                    "`{s}` is not an element type: f32, i32, u32, f16 or vecN<T> with N = 2, 3, 4"
+                ),
+                format!("`{s}` 不是元素类型：应为 f32、i32、u32、f16 或 vecN<T>（N = 2、3、4）"),
+            )
         };
         if let Some(sc) = scalar(t).filter(|_| t.len() > 1) {
             return Ok(ElementType {
@@ -273,11 +280,7 @@ impl BufferInit {
         if total > MAX_BUFFER_BYTES {
             return Err(Error::input(
                 format!("buffers.{binding}"),
-                format!(
-                    "{} elements of {} take {total} bytes; a buffer holds at most {MAX_BUFFER_BYTES} bytes",
-                    self.len(),
-                    self.ty
-                ),
+                too_big(self.len(), self.ty, total),
             ));
         }
         let mut out = vec![0u8; usize::try_from(total).unwrap_or(0)];
@@ -384,9 +387,12 @@ impl Dispatch {
         if wg.len() != 3 {
             return Err(Error::input(
                 "workgroups",
-                format!(
-                    "workgroups are three numbers [x, y, z]; this has {}",
-                    wg.len()
+                Text::new(
+                    format!(
+                        "workgroups are three numbers [x, y, z]; this has {}",
+                        wg.len()
+                    ),
+                    format!("workgroups 是三个数 [x, y, z]；此处有 {} 个", wg.len()),
                 ),
             ));
         }
@@ -403,9 +409,17 @@ impl Dispatch {
             let bmap = b.as_object().ok_or_else(|| {
                 Error::input(
                     "buffers",
-                    format!(
-                        "buffers is an object {{\"G:B\": {{\"type\", \"data\" | \"len\"}}}}, not {}",
-                        json::kind(b)
+                    Text::new(
+                        format!(
+                            "buffers is an object {{\"G:B\": {{\"type\", \"data\" | \"len\"}}}}, \
+                             not {}",
+                            json::kind(b)
+                        ),
+                        format!(
+                            "buffers 是对象 {{\"G:B\": {{\"type\", \"data\" | \"len\"}}}}，\
+                             不是{}",
+                            json::kind_zh(b)
+                        ),
                     ),
                 )
             })?;
@@ -419,9 +433,15 @@ impl Dispatch {
             let omap = o.as_object().ok_or_else(|| {
                 Error::input(
                     "overrides",
-                    format!(
-                        "overrides is an object {{\"NAME\": NUMBER}}, not {}",
-                        json::kind(o)
+                    Text::new(
+                        format!(
+                            "overrides is an object {{\"NAME\": NUMBER}}, not {}",
+                            json::kind(o)
+                        ),
+                        format!(
+                            "overrides 是对象 {{\"NAME\": NUMBER}}，不是{}",
+                            json::kind_zh(o)
+                        ),
                     ),
                 )
             })?;
@@ -438,12 +458,21 @@ impl Dispatch {
         if d.workgroup_count() > MAX_WORKGROUPS {
             return Err(Error::input(
                 "workgroups",
-                format!(
-                    "{} × {} × {} = {} workgroups; a dispatch runs at most {MAX_WORKGROUPS}",
-                    workgroups[0],
-                    workgroups[1],
-                    workgroups[2],
-                    d.workgroup_count()
+                Text::new(
+                    format!(
+                        "{} × {} × {} = {} workgroups; a dispatch runs at most {MAX_WORKGROUPS}",
+                        workgroups[0],
+                        workgroups[1],
+                        workgroups[2],
+                        d.workgroup_count()
+                    ),
+                    format!(
+                        "{} × {} × {} = {} 个工作组；一次调度至多运行 {MAX_WORKGROUPS} 个",
+                        workgroups[0],
+                        workgroups[1],
+                        workgroups[2],
+                        d.workgroup_count()
+                    ),
                 ),
             ));
         }
@@ -451,12 +480,7 @@ impl Dispatch {
             if init.byte_len() > MAX_BUFFER_BYTES {
                 return Err(Error::input(
                     format!("buffers.{b}"),
-                    format!(
-                        "{} elements of {} take {} bytes; a buffer holds at most {MAX_BUFFER_BYTES} bytes",
-                        init.len(),
-                        init.ty,
-                        init.byte_len()
-                    ),
+                    too_big(init.len(), init.ty, init.byte_len()),
                 ));
             }
         }
@@ -464,12 +488,23 @@ impl Dispatch {
     }
 }
 
+/// "`n` elements of `ty` take `bytes` bytes; a buffer holds at most …" in both languages.
+fn too_big(n: impl std::fmt::Display, ty: ElementType, bytes: u64) -> Text {
+    Text::new(
+        format!(
+            "{n} elements of {ty} take {bytes} bytes; a buffer holds at most {MAX_BUFFER_BYTES} \
+             bytes"
+        ),
+        format!("{n} 个 {ty} 元素占 {bytes} 字节；一个缓冲区至多 {MAX_BUFFER_BYTES} 字节"),
+    )
+}
+
 fn read_buffer(key: &str, v: &Value) -> Result<BufferInit, Error> {
     let map = json::object(v, &["type", "data", "len", "fill"])?;
     let ty_text = json::string(json::required(map, "type")?, &format!("{key}.type"))?;
     let ty: ElementType = ty_text
         .parse()
-        .map_err(|e: String| Error::input(format!("{key}.type"), e))?;
+        .map_err(|e: Text| Error::input(format!("{key}.type"), e))?;
     let data = match (map.get("data"), map.get("len")) {
         (Some(d), None) => {
             let k = format!("{key}.data");
@@ -481,10 +516,17 @@ fn read_buffer(key: &str, v: &Value) -> Result<BufferInit, Error> {
                         if parts.len() != ty.components as usize {
                             return Err(Error::input(
                                 format!("{k}[{i}]"),
-                                format!(
-                                    "a {ty} element has {} components; this has {}",
-                                    ty.components,
-                                    parts.len()
+                                Text::new(
+                                    format!(
+                                        "a {ty} element has {} components; this has {}",
+                                        ty.components,
+                                        parts.len()
+                                    ),
+                                    format!(
+                                        "{ty} 元素有 {} 个分量；此处有 {} 个",
+                                        ty.components,
+                                        parts.len()
+                                    ),
                                 ),
                             ));
                         }
@@ -498,17 +540,25 @@ fn read_buffer(key: &str, v: &Value) -> Result<BufferInit, Error> {
             if values.len() % ty.components as usize != 0 {
                 return Err(Error::input(
                     k,
-                    format!(
-                        "{} numbers do not make whole {ty} elements of {} components",
-                        values.len(),
-                        ty.components
+                    Text::new(
+                        format!(
+                            "{} numbers do not make whole {ty} elements of {} components",
+                            values.len(),
+                            ty.components
+                        ),
+                        format!(
+                            "{} 个数凑不成整数个 {ty} 元素（每个 {} 个分量）",
+                            values.len(),
+                            ty.components
+                        ),
                     ),
                 ));
             }
             if map.contains_key("fill") {
-                return Err(Error::input(
+                return Err(Error::input_fixed(
                     format!("{key}.fill"),
                     "`fill` goes with `len`, not with `data`",
+                    "`fill` 与 `len` 搭配，不与 `data` 搭配",
                 ));
             }
             BufferData::Values(values)
@@ -523,9 +573,15 @@ fn read_buffer(key: &str, v: &Value) -> Result<BufferInit, Error> {
                 Some(other) => {
                     return Err(Error::input(
                         format!("{key}.fill"),
-                        format!(
-                            "fill is a number, \"iota\" or \"random\", not {}",
-                            json::kind(other)
+                        Text::new(
+                            format!(
+                                "fill is a number, \"iota\" or \"random\", not {}",
+                                json::kind(other)
+                            ),
+                            format!(
+                                "fill 是数、\"iota\" 或 \"random\"，不是{}",
+                                json::kind_zh(other)
+                            ),
                         ),
                     ));
                 }
@@ -533,15 +589,17 @@ fn read_buffer(key: &str, v: &Value) -> Result<BufferInit, Error> {
             BufferData::Fill { len, fill }
         }
         (Some(_), Some(_)) => {
-            return Err(Error::input(
+            return Err(Error::input_fixed(
                 key,
                 "a buffer has either `data` (its values) or `len` (with an optional `fill`), not both",
+                "缓冲区有 `data`（其值）或 `len`（可另给 `fill`），二者只取其一",
             ));
         }
         (None, None) => {
-            return Err(Error::input(
+            return Err(Error::input_fixed(
                 key,
                 "a buffer needs `data` (its values) or `len` (with an optional `fill`)",
+                "缓冲区需要 `data`（其值）或 `len`（可另给 `fill`）",
             ));
         }
     };

@@ -414,10 +414,17 @@ impl<'m> Machine<'m> {
                     if (bytes.len() as u64) < size {
                         return Err(Error::input(
                             format!("buffers.{binding}"),
-                            format!(
-                                "the buffer has {} bytes; `{}` needs at least {size}",
-                                bytes.len(),
-                                g.name.clone().unwrap_or_default()
+                            Text::new(
+                                format!(
+                                    "the buffer has {} bytes; `{}` needs at least {size}",
+                                    bytes.len(),
+                                    g.name.clone().unwrap_or_default()
+                                ),
+                                format!(
+                                    "缓冲区有 {} 字节；`{}` 至少需要 {size} 字节",
+                                    bytes.len(),
+                                    g.name.clone().unwrap_or_default()
+                                ),
                             ),
                         ));
                     }
@@ -470,9 +477,16 @@ impl<'m> Machine<'m> {
         if !missing.is_empty() {
             return Err(Error::input(
                 "buffers",
-                format!(
-                    "the kernel binds {} that the dispatch does not give: add them to \"buffers\"",
-                    missing.join(", ")
+                Text::new(
+                    format!(
+                        "the kernel binds {} that the dispatch does not give: add them to \
+                         \"buffers\"",
+                        missing.join(", ")
+                    ),
+                    format!(
+                        "内核绑定了 {}，而调度没有给出：请把它们加进 \"buffers\"",
+                        missing.join(", ")
+                    ),
                 ),
             ));
         }

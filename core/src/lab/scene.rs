@@ -220,9 +220,17 @@ fn bundled_dispatch(p: &LabParams) -> Result<serde_json::Value, Error> {
     let Some(input) = input else {
         return Err(Error::input(
             "",
-            format!(
-                "`{}` is a file: give its dispatch with --input FILE.json or under Your input (JSON) (workgroups and buffers)",
-                p.source
+            Text::new(
+                format!(
+                    "`{}` is a file: give its dispatch with --input FILE.json or under Your input \
+                     (JSON) (workgroups and buffers)",
+                    p.source
+                ),
+                format!(
+                    "`{}` 是文件：请用 `--input FILE.json` 或在“你的输入（JSON）”下给出它的调度\
+                     （workgroups 与 buffers）",
+                    p.source
+                ),
             ),
         ));
     };

@@ -366,6 +366,7 @@ fn main() { a[0] = b.x; }
 ";
     match simulate(src, None, 32, &d) {
         Err(Error::InvalidInput { key, problem }) => {
+            let problem = problem.en;
             assert_eq!(key, "buffers");
             assert!(
                 problem.contains("0:3") && problem.contains("1:0"),

@@ -182,7 +182,10 @@ impl LnInput {
                     if c.len() != m {
                         return Err(Error::input(
                             key,
-                            format!("{} values but x has {m} columns", c.len()),
+                            Text::new(
+                                format!("{} values but x has {m} columns", c.len()),
+                                format!("{} 个值，而 x 有 {m} 列", c.len()),
+                            ),
                         ));
                     }
                     Ok(c)

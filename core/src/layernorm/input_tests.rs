@@ -138,7 +138,7 @@ fn bf16_storage_rounds_the_inputs_to_eight_bits() {
 
 fn problem(v: serde_json::Value) -> (String, String) {
     match LnInput::read(&v).unwrap_err() {
-        Error::InvalidInput { key, problem } => (key, problem),
+        Error::InvalidInput { key, problem } => (key, problem.en),
         e => panic!("{e:?}"),
     }
 }

@@ -148,13 +148,16 @@ pub fn parse_tensors(input: &Value) -> Result<Vec<Placement>, Error> {
             .map_err(|e| rekey(e, &format!("tensors[{i}]")))?;
         let field = |k: &str| {
             t.get(k)
-                .ok_or_else(|| Error::input(at(k), "missing (required)"))
+                .ok_or_else(|| Error::input_fixed(at(k), "missing (required)", "缺失（必填）"))
         };
         let name = json::string(field("name")?, &at("name"))?.to_owned();
         if let Some(j) = seen.insert(name.clone(), i) {
             return Err(Error::input(
                 at("name"),
-                format!("`{name}` is already the name of tensors[{j}]"),
+                Text::new(
+                    format!("`{name}` is already the name of tensors[{j}]"),
+                    format!("`{name}` 已是 tensors[{j}] 的名字"),
+                ),
             ));
         }
         let size_bytes =
@@ -164,7 +167,10 @@ pub fn parse_tensors(input: &Value) -> Result<Vec<Placement>, Error> {
         if last_op < first_op {
             return Err(Error::input(
                 at("last_op"),
-                format!("{last_op} is before first_op {first_op}"),
+                Text::new(
+                    format!("{last_op} is before first_op {first_op}"),
+                    format!("{last_op} 早于 first_op {first_op}"),
+                ),
             ));
         }
         out.push(Placement {

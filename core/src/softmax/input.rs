@@ -77,9 +77,10 @@ pub struct SoftmaxInput {
 fn score(v: &Value, key: &str) -> Result<f64, Error> {
     let x = json::extended_number(v, key)?;
     if x.is_nan() || x == f64::INFINITY {
-        return Err(Error::input(
+        return Err(Error::input_fixed(
             key,
             "a score is a finite number or \"-inf\" (masked); NaN and +∞ have no softmax",
+            "分数是有限的数或 \"-inf\"（被遮蔽）；NaN 与 +∞ 没有 softmax",
         ));
     }
     Ok(x)
@@ -111,12 +112,17 @@ impl SoftmaxInput {
         let map = json::object(input, KEYS)?;
         let forward = match (map.get("scores"), map.get("y")) {
             (Some(_), Some(_)) => {
-                return Err(Error::input("y", "give either scores or y, not both"));
+                return Err(Error::input_fixed(
+                    "y",
+                    "give either scores or y, not both",
+                    "scores 与 y 只给其一，不可都给",
+                ));
             }
             (None, None) => {
-                return Err(Error::input(
+                return Err(Error::input_fixed(
                     "scores",
                     "missing: give scores (the softmax's input) or y (its output)",
+                    "缺失：请给 scores（softmax 的输入）或 y（它的输出）",
                 ));
             }
             (Some(s), None) => {
@@ -133,26 +139,33 @@ impl SoftmaxInput {
             }
             (None, Some(y)) => {
                 if map.contains_key("mask") {
-                    return Err(Error::input(
+                    return Err(Error::input_fixed(
                         "mask",
                         "a mask applies to scores; with y, give y already 0 where masked",
+                        "mask 作用于 scores；给 y 时，被遮蔽处的 y 应已为 0",
                     ));
                 }
                 let y = json::matrix(y, "y", json::number)?;
                 for (r, row) in y.iter().enumerate() {
                     if let Some(c) = row.iter().position(|v| !(0.0..=1.0).contains(v)) {
-                        return Err(Error::input(
+                        return Err(Error::input_fixed(
                             format!("y[{r}][{c}]"),
                             "a probability is in [0, 1]",
+                            "概率在 [0, 1] 之内",
                         ));
                     }
                     let sum: f64 = row.iter().sum();
                     if sum != 0.0 && (sum - 1.0).abs() > Y_SUM_TOLERANCE {
                         return Err(Error::input(
                             format!("y[{r}]"),
-                            format!(
-                                "the row sums to {sum}; a softmax row sums to 1 (or is all 0, \
-                                 fully masked)"
+                            Text::new(
+                                format!(
+                                    "the row sums to {sum}; a softmax row sums to 1 (or is all \
+                                     0, fully masked)"
+                                ),
+                                format!(
+                                    "此行之和为 {sum}；softmax 的一行之和为 1（或全为 0，即全被遮蔽）"
+                                ),
                             ),
                         ));
                     }
@@ -168,9 +181,10 @@ impl SoftmaxInput {
         json::same_shape(&dy, "dy", rows, cols, like)?;
         let dropout = match (map.get("keep"), map.get("dropout_p")) {
             (None, Some(_)) => {
-                return Err(Error::input(
+                return Err(Error::input_fixed(
                     "dropout_p",
                     "needs keep, the dropout mask it scales",
+                    "需要 keep，即它所缩放的丢弃掩码",
                 ));
             }
             (None, None) => None,
@@ -182,9 +196,10 @@ impl SoftmaxInput {
                     Some(p) => {
                         let p = json::number_in(p, "dropout_p", 0.0, 1.0)?;
                         if p >= 1.0 {
-                            return Err(Error::input(
+                            return Err(Error::input_fixed(
                                 "dropout_p",
                                 "p = 1 drops everything: 1/(1 − p) is infinite; 0 ≤ p < 1",
+                                "p = 1 丢弃一切：1/(1 − p) 为无穷大；应 0 ≤ p < 1",
                             ));
                         }
                         p

@@ -126,9 +126,15 @@ pub fn parse_trace(input: &Value, default_device: u64) -> Result<Trace, Error> {
         let Value::Array(parts) = item else {
             return Err(Error::input(
                 key,
-                format!(
-                    "expected [\"malloc\", NAME, BYTES] or [\"free\", NAME], got {}",
-                    json::kind(item)
+                Text::new(
+                    format!(
+                        "expected [\"malloc\", NAME, BYTES] or [\"free\", NAME], got {}",
+                        json::kind(item)
+                    ),
+                    format!(
+                        "应为 [\"malloc\", NAME, BYTES] 或 [\"free\", NAME]，实为{}",
+                        json::kind_zh(item)
+                    ),
                 ),
             ));
         };
@@ -140,8 +146,14 @@ pub fn parse_trace(input: &Value, default_device: u64) -> Result<Trace, Error> {
                 if let Some(j) = live.insert(name, i) {
                     return Err(Error::input(
                         key,
-                        format!(
-                            "`{name}` is still allocated (by trace[{j}]): free it first or use another name"
+                        Text::new(
+                            format!(
+                                "`{name}` is still allocated (by trace[{j}]): free it first or use \
+                                 another name"
+                            ),
+                            format!(
+                                "`{name}` 仍在分配中（由 trace[{j}] 分配）：先释放它，或换个名字"
+                            ),
                         ),
                     ));
                 }
@@ -157,8 +169,14 @@ pub fn parse_trace(input: &Value, default_device: u64) -> Result<Trace, Error> {
                     return Err(Error::input(
                         key,
                         match freed.get(name) {
-                            Some(j) => format!("`{name}` was already freed by trace[{j}]"),
-                            None => format!("`{name}` was never allocated"),
+                            Some(j) => Text::new(
+                                format!("`{name}` was already freed by trace[{j}]"),
+                                format!("`{name}` 已由 trace[{j}] 释放"),
+                            ),
+                            None => Text::new(
+                                format!("`{name}` was never allocated"),
+                                format!("`{name}` 从未分配过"),
+                            ),
                         },
                     ));
                 }
@@ -168,9 +186,10 @@ pub fn parse_trace(input: &Value, default_device: u64) -> Result<Trace, Error> {
                 });
             }
             _ => {
-                return Err(Error::input(
+                return Err(Error::input_fixed(
                     key,
                     "expected [\"malloc\", NAME, BYTES] or [\"free\", NAME]",
+                    "应为 [\"malloc\", NAME, BYTES] 或 [\"free\", NAME]",
                 ));
             }
         }

@@ -74,10 +74,17 @@ pub fn parse_input(input: &Value) -> Result<AdamRunInput, Error> {
         if map.get("grad").is_some_and(Value::is_array) && out.grad.len() != out.steps as usize {
             return Err(Error::input(
                 "grad",
-                format!(
-                    "{} gradients but steps = {}: give one per step, or a single number",
-                    out.grad.len(),
-                    out.steps
+                Text::new(
+                    format!(
+                        "{} gradients but steps = {}: give one per step, or a single number",
+                        out.grad.len(),
+                        out.steps
+                    ),
+                    format!(
+                        "{} 个梯度，而 steps = {}：每步给一个，或只给一个数",
+                        out.grad.len(),
+                        out.steps
+                    ),
                 ),
             ));
         }
@@ -88,13 +95,21 @@ pub fn parse_input(input: &Value) -> Result<AdamRunInput, Error> {
     if let Some(v) = map.get("betas") {
         let items = json::list(v, "betas", 2)?;
         if items.len() != 2 {
-            return Err(Error::input("betas", "expected two numbers [β₁, β₂]"));
+            return Err(Error::input_fixed(
+                "betas",
+                "expected two numbers [β₁, β₂]",
+                "应为两个数 [β₁, β₂]",
+            ));
         }
         for (i, b) in items.iter().enumerate() {
             let key = format!("betas[{i}]");
             let x = json::number_in(b, &key, 0.0, 1.0)?;
             if x >= 1.0 {
-                return Err(Error::input(key, "must be below 1 (1 − β is Adam's step)"));
+                return Err(Error::input_fixed(
+                    key,
+                    "must be below 1 (1 − β is Adam's step)",
+                    "须小于 1（1 − β 是此优化器的步长）",
+                ));
             }
             if let Some(slot) = out.betas.get_mut(i) {
                 *slot = x;
@@ -110,7 +125,11 @@ pub fn parse_input(input: &Value) -> Result<AdamRunInput, Error> {
     if let Some(v) = map.get("loss_scale") {
         let s = json::number_in(v, "loss_scale", 0.0, 4_294_967_296.0)?;
         if s <= 0.0 {
-            return Err(Error::input("loss_scale", "must be above 0"));
+            return Err(Error::input_fixed(
+                "loss_scale",
+                "must be above 0",
+                "须大于 0",
+            ));
         }
         out.loss_scale = s;
     }

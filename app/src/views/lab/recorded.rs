@@ -4,6 +4,7 @@
 //! recorded counters differ from a simulation at the adapter's subgroup size marked — as a
 //! difference, not an error: the hardware may interleave warps differently.
 
+use warpscope_core::lab::record::decode::OrderedAccess;
 use warpscope_kernels::DeviceContext;
 use warpscope_kernels::lab::record::{RecordOptions, Recorded, record};
 
@@ -109,14 +110,18 @@ pub fn pane(ui: &mut egui::Ui, pane: &mut RecordPane, shown: &LabShown) {
     ));
     lines(ui, r);
     if let Some(d) = &r.comparison.first_order_difference {
+        let (rec, sim) = (
+            OrderedAccess::text(d.recorded.as_ref()),
+            OrderedAccess::text(d.simulated.as_ref()),
+        );
         ui.label(
             egui::RichText::new(trf!(
                 ui,
                 "The order first differs at access {}: recorded {}, simulated {}. The hardware may interleave warps differently from the simulator's order; that is not an error.",
                 "访问顺序从第 {} 次起不同：实录 {}，模拟 {}。硬件交替执行线程束的顺序可以与模拟不同，这不是错误。",
                 d.position,
-                d.recorded,
-                d.simulated
+                crate::i18n::pick(ui, &rec),
+                crate::i18n::pick(ui, &sim)
             ))
             .small(),
         );
@@ -139,7 +144,7 @@ fn lines(ui: &mut egui::Ui, r: &Recorded) {
             for (en, zh) in [
                 ("line", "行"),
                 ("requests rec. / sim.", "请求 实录 / 模拟"),
-                ("wavefronts rec. / sim.", "wavefront 实录 / 模拟"),
+                ("wavefronts rec. / sim.", "轮数 实录 / 模拟"),
                 ("", ""),
             ] {
                 ui.strong(tr(ui, en, zh));

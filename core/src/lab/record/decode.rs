@@ -358,17 +358,41 @@ pub struct LineComparison {
     pub simulated_requests: u64,
 }
 
+/// One access in the order of workgroup 0: a warp's workgroup-memory load or store, or barrier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct OrderedAccess {
+    /// The warp (subgroup) within the workgroup.
+    pub warp: u32,
+    /// The source line (1-based).
+    pub line: u32,
+    /// `ld.shared`, `st.shared` or `bar.sync`.
+    pub op: &'static str,
+}
+
+impl OrderedAccess {
+    /// `warp W line L op`, in both languages; `None` (past a timeline's end) reads "none".
+    pub fn text(access: Option<&OrderedAccess>) -> Text {
+        match access {
+            Some(a) => Text::new(
+                format!("warp {} line {} {}", a.warp, a.line, a.op),
+                format!("线程束 {} 第 {} 行 {}", a.warp, a.line, a.op),
+            ),
+            None => Text::new("none".to_owned(), "无".to_owned()),
+        }
+    }
+}
+
 /// Where the recorded and simulated orders of workgroup 0 first part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OrderDifference {
-    /// Position in either timeline (shared accesses, atomics and barriers only).
+    /// Position in either timeline (shared accesses and barriers only).
     pub position: usize,
-    /// The recorded event there: `warp W line L op`, or `none` past the end.
-    pub recorded: String,
-    /// The simulated event there.
-    pub simulated: String,
+    /// The recorded access there, `None` past the recording's end.
+    pub recorded: Option<OrderedAccess>,
+    /// The simulated access there, `None` past the simulation's end.
+    pub simulated: Option<OrderedAccess>,
     /// What a difference means.
-    pub note: &'static str,
+    pub note: Text<&'static str>,
 }
 
 /// Recorded against simulated.
@@ -392,7 +416,7 @@ fn shared_part(c: &Counters) -> [u64; 5] {
     ]
 }
 
-fn order(t: &Trace) -> Vec<String> {
+fn order(t: &Trace) -> Vec<OrderedAccess> {
     t.timeline()
         .into_iter()
         .filter_map(|(w, i)| {
@@ -404,11 +428,11 @@ fn order(t: &Trace) -> Vec<String> {
                 EventKind::Barrier { .. } => "bar.sync",
                 _ => return None,
             };
-            Some(format!(
-                "warp {} line {} {op}",
-                wt.warp,
-                e.line.unwrap_or(0)
-            ))
+            Some(OrderedAccess {
+                warp: wt.warp,
+                line: e.line.unwrap_or(0),
+                op,
+            })
         })
         .collect()
 }
@@ -443,9 +467,12 @@ pub fn compare(recorded: &Decoded, simulated: &[LineCounters], sim_trace: &Trace
         .find(|&i| ro.get(i) != so.get(i))
         .map(|i| OrderDifference {
             position: i,
-            recorded: ro.get(i).cloned().unwrap_or_else(|| "none".to_owned()),
-            simulated: so.get(i).cloned().unwrap_or_else(|| "none".to_owned()),
-            note: "the hardware may interleave warps differently from the simulator's order; a different order is not an error",
+            recorded: ro.get(i).copied(),
+            simulated: so.get(i).copied(),
+            note: Text::new(
+                "the hardware may interleave warps differently from the simulator's order; a different order is not an error",
+                "硬件交替执行线程束的顺序可以与模拟不同；顺序不同不是错误",
+            ),
         });
     Comparison {
         all_equal: lines.iter().all(|l| l.equal),

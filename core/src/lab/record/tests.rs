@@ -190,3 +190,18 @@ fn histogram_sites_include_its_global_atomic() {
         })
     );
 }
+
+#[test]
+fn an_order_difference_reads_in_both_languages() {
+    use super::decode::OrderedAccess;
+    let a = OrderedAccess {
+        warp: 1,
+        line: 18,
+        op: "bar.sync",
+    };
+    let t = OrderedAccess::text(Some(&a));
+    assert_eq!(t.en, "warp 1 line 18 bar.sync");
+    assert_eq!(t.zh, "线程束 1 第 18 行 bar.sync");
+    let none = OrderedAccess::text(None);
+    assert_eq!((none.en.as_str(), none.zh.as_str()), ("none", "无"));
+}

@@ -23,7 +23,14 @@ fn blk(address: u64, size: u64, requested_size: u64, state: BlockState) -> SnapB
     }
 }
 
-fn seg(address: u64, total_size: u64, expandable: bool, blocks: Vec<SnapBlock>) -> SnapSegment {
+/// A device-0 segment holding `blocks`, its `allocated_size` their active bytes (shared with
+/// `warning_tests`).
+pub(super) fn seg(
+    address: u64,
+    total_size: u64,
+    expandable: bool,
+    blocks: Vec<SnapBlock>,
+) -> SnapSegment {
     let allocated_size = blocks
         .iter()
         .filter(|b| b.state == BlockState::ActiveAllocated)

@@ -21,24 +21,7 @@ fn block(address: u64, size: u64, state: BlockState) -> SnapBlock {
 }
 
 fn segment(address: u64, total_size: u64, blocks: Vec<SnapBlock>) -> SnapSegment {
-    let allocated_size = blocks
-        .iter()
-        .filter(|b| b.state == BlockState::ActiveAllocated)
-        .map(|b| b.size)
-        .sum();
-    SnapSegment {
-        device: 0,
-        address,
-        total_size,
-        allocated_size,
-        active_size: allocated_size,
-        requested_size: allocated_size,
-        stream: 0,
-        segment_type: "large".into(),
-        is_expandable: false,
-        private_pool: false,
-        blocks,
-    }
+    super::history_tests::seg(address, total_size, false, blocks)
 }
 
 fn snapshot(segments: Vec<SnapSegment>, trace: Vec<TraceEvent>) -> Snapshot {
